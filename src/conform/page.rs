@@ -67,7 +67,7 @@ pub fn page(r: &Report) -> (Vec<Block>, String) {
             x.why.clone().unwrap_or_default().into(),
         ]
     });
-    blocks.push(Block::Table(
+    blocks.push(Block::table(
         "rule|verdict|cases|properties|why blind",
         rows.collect(),
     ));
@@ -95,7 +95,7 @@ pub(super) fn silent(blocks: &mut Vec<Block>, rows: &[super::silent::PointRow]) 
             first.join("\n").into(),
         ]
     });
-    blocks.push(Block::Table(
+    blocks.push(Block::table(
         "point|assumption|model's reading|reading taken|first shown",
         rows.collect(),
     ));
@@ -203,7 +203,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
             .incomplete
             .iter()
             .map(|(seed, why)| vec![seed.to_string().into(), why.as_str().into()]);
-        blocks.push(Block::Table(
+        blocks.push(Block::table(
             "seed|why the oracle could not finish",
             rows.collect(),
         ));
@@ -268,7 +268,7 @@ pub fn matrix(rows: &[Row]) -> (Vec<Block>, String) {
             verdict.clone(),
             vec![format!("{seconds:.1} s to detection in all").into()],
         ),
-        Block::Table(
+        Block::table(
             "mutant|over HTTP|rules|shrunk requests|time to detection|cases|setup / reason",
             table.collect(),
         ),

@@ -6,7 +6,7 @@
 //! drawing (a Mermaid block a code host draws, inline SVG in HTML).
 
 use super::html::{self, PropertyRow, Tone, escape};
-use super::text::{Text, longest_run, md_escape};
+use super::text::{Text, longest_run, md_escape, text};
 use payhub_model::Rule;
 use payhub_sim::Diagram;
 use std::fmt::Write as _;
@@ -21,10 +21,13 @@ pub enum Block {
     Heading(u8, Option<&'static str>, Text),
     Para(Text),
     List(Vec<Text>),
-    /// The head's cells separated by `|`, then the rows.
-    Table(&'static str, Vec<Vec<Text>>),
+    /// The head's cells separated by `|`, then the rows. Markdown shows the first
+    /// `usize` columns of the rows marked `true` (none: no table); HTML the whole table.
+    Table(&'static str, usize, Vec<(bool, Vec<Text>)>),
     /// A table of properties: violated first, then held, then the rest.
     Properties(Vec<PropertyRow>),
+    /// Each rule's sentence, in English and in the Chinese original (authoritative).
+    Rules(Vec<&'static str>),
     /// Preformatted text, as is.
     Code(String),
     /// A drawing: inline Mermaid in Markdown, SVG in HTML.
@@ -59,6 +62,15 @@ impl Block {
     /// A heading of `level`, with its HTML anchor if any.
     pub fn h(level: u8, id: Option<&'static str>, text: impl Into<Text>) -> Block {
         Block::Heading(level, id, text.into())
+    }
+
+    /// A table, whole in both formats.
+    pub fn table(head: &'static str, rows: Vec<Vec<Text>>) -> Block {
+        Block::Table(
+            head,
+            usize::MAX,
+            rows.into_iter().map(|r| (true, r)).collect(),
+        )
     }
 
     /// Preformatted `text`, collapsed under `summary`.
@@ -116,6 +128,45 @@ fn property_rows(rows: &[PropertyRow]) -> Vec<&PropertyRow> {
     order
 }
 
+/// `` `A`, `B` ``: names as code.
+fn codes(names: &[&str]) -> Text {
+    Text::join(names.iter().map(|n| text!("`{}`", n)), ", ")
+}
+
+/// A violation as the blocks both formats draw: its heading, the detail, its rules with
+/// their sentences, its drawing (or why it is not drawn), then what follows it.
+fn violation(b: &Block) -> Vec<Block> {
+    let Block::Violation {
+        property,
+        context,
+        rules,
+        detail,
+        drawing,
+        after,
+    } = b
+    else {
+        return Vec::new();
+    };
+    let mut heading = text!("Violation of `{}`", property);
+    if *context != Text::default() {
+        heading = heading + " " + context.clone();
+    }
+    let named = match rules.is_empty() {
+        true => text!("Rules: none named."),
+        false => text!("Rules: ") + codes(rules) + ". The contract asks instead:",
+    };
+    let mut blocks = vec![Block::h(3, None, heading), Block::p(detail.as_str())];
+    blocks.push(Block::p(named));
+    blocks.extend((!rules.is_empty()).then(|| Block::Rules(rules.clone())));
+    blocks.extend(match drawing {
+        Drawing::Drawn(d) => Some(Block::Figure(d.clone())),
+        Drawing::Withheld => Some(Block::p(not_drawn())),
+        Drawing::None => None,
+    });
+    blocks.extend(after.iter().cloned());
+    blocks
+}
+
 /// The page as Markdown.
 pub fn markdown(blocks: &[Block]) -> String {
     let mut s = String::new();
@@ -131,97 +182,72 @@ fn cell(t: &Text) -> String {
 fn md_block(s: &mut String, b: &Block) {
     match b {
         Block::Banner(_, title, lines) => {
-            let contract = contract_line();
             let lines: Vec<String> = lines
                 .iter()
-                .chain([&contract])
+                .chain([&contract_line()])
                 .map(Text::markdown)
                 .collect();
-            let _ = writeln!(s, "# {}\n\n{}\n", md_escape(title), lines.join("  \n"));
+            _ = writeln!(s, "# {}\n\n{}\n", md_escape(title), lines.join("  \n"))
         }
         Block::Heading(level, _, text) => {
-            let hashes = "#".repeat(usize::from(*level));
-            let _ = writeln!(s, "{hashes} {}\n", text.markdown());
+            _ = writeln!(
+                s,
+                "{} {}\n",
+                "#".repeat(usize::from(*level)),
+                text.markdown()
+            )
         }
         Block::Para(text) if *text == Text::default() => {}
-        Block::Para(text) => {
-            let _ = writeln!(s, "{}\n", text.markdown());
-        }
+        Block::Para(text) => _ = writeln!(s, "{}\n", text.markdown()),
         Block::List(items) => {
             for i in items {
-                let _ = writeln!(s, "- {}", i.markdown().replace('\n', "  \n  "));
+                _ = writeln!(s, "- {}", i.markdown().replace('\n', "  \n  "));
             }
             s.push('\n');
         }
-        Block::Table(head, rows) => {
-            let n = head.split('|').count();
-            let _ = writeln!(s, "| {} |\n|{}", head.replace('|', " | "), "---|".repeat(n));
-            for r in rows {
-                let cells: Vec<String> = r.iter().map(cell).collect();
-                let _ = writeln!(s, "| {} |", cells.join(" | "));
+        Block::Rules(ids) => {
+            for r in ids.iter().filter_map(|id| Rule::from_id(id)) {
+                _ = writeln!(s, "- **{}** {} (原文: {})", r.id(), r.text(), r.zh());
             }
             s.push('\n');
         }
+        Block::Table(head, n, rows) if rows.iter().any(|r| r.0) => {
+            let head: Vec<&str> = head.split('|').take(*n).collect();
+            let n = head.len();
+            _ = writeln!(s, "| {} |\n|{}", head.join(" | "), "---|".repeat(n));
+            for (_, r) in rows.iter().filter(|r| r.0) {
+                let cells: Vec<String> = r.iter().take(n).map(cell).collect();
+                _ = writeln!(s, "| {} |", cells.join(" | "));
+            }
+            s.push('\n');
+        }
+        Block::Table(..) => {}
         Block::Properties(rows) => {
             let rows = property_rows(rows).into_iter().map(|r| {
-                let name = super::text::text!("`{}`", r.name);
                 let (status, detail) = (r.status.as_str(), r.detail.as_str());
-                vec![
-                    name,
-                    status.into(),
-                    r.rules.join(", ").into(),
-                    detail.into(),
-                ]
+                let rules = r.rules.join(", ").into();
+                vec![text!("`{}`", r.name), status.into(), rules, detail.into()]
             });
             let head = "property|status|rules|detail";
-            md_block(s, &Block::Table(head, rows.collect()));
+            md_block(s, &Block::table(head, rows.collect()))
         }
         Block::Code(text) => {
             let f = fence(text);
-            let _ = writeln!(s, "{f}text\n{}\n{f}\n", text.trim_end());
+            _ = writeln!(s, "{f}text\n{}\n{f}\n", text.trim_end())
         }
         Block::Figure(diagram) => md_block(s, &Block::Mermaid(diagram.to_mermaid())),
         Block::Mermaid(m) => {
             let f = fence(m);
-            let _ = writeln!(s, "{f}mermaid\n{m}{f}\n");
+            _ = writeln!(s, "{f}mermaid\n{m}{f}\n")
         }
         Block::Details(summary, body) => {
-            let _ = writeln!(s, "<details><summary>{}</summary>\n", summary.html());
+            _ = writeln!(s, "<details><summary>{}</summary>\n", summary.html());
             body.iter().for_each(|b| md_block(s, b));
-            s.push_str("</details>\n\n");
+            _ = writeln!(s, "</details>\n")
         }
         Block::Md(body) => body.iter().for_each(|b| md_block(s, b)),
         Block::Html(_) => {}
-        Block::Violation {
-            property,
-            context,
-            rules,
-            detail,
-            drawing,
-            after,
-        } => {
-            let heading = super::text::text!("### Violation of `{}` ", property).markdown();
-            let rules_line = match rules.is_empty() {
-                true => "none named.".to_owned(),
-                false => format!("{}. The contract asks instead:", rules.join(", ")),
-            };
-            let _ = writeln!(
-                s,
-                "{}\n\n{}\n\nRules: {rules_line}\n",
-                (heading + &context.markdown()).trim_end(),
-                md_escape(detail),
-            );
-            for r in rules.iter().filter_map(|id| Rule::from_id(id)) {
-                let _ = writeln!(s, "- **{}** {} (原文: {})", r.id(), r.text(), r.zh());
-            }
-            s.push('\n');
-            match drawing {
-                Drawing::Drawn(d) => md_block(s, &Block::Mermaid(d.to_mermaid())),
-                Drawing::Withheld => md_block(s, &Block::Para(not_drawn().into())),
-                Drawing::None => {}
-            }
-            after.iter().for_each(|b| md_block(s, b));
-        }
+        Block::Violation { .. } => violation(b).iter().for_each(|b| md_block(s, b)),
     }
 }
 
@@ -250,15 +276,6 @@ fn fence(text: &str) -> String {
     "`".repeat(longest_run(text, '`').max(2) + 1)
 }
 
-/// `<code>RULE</code>, …`.
-fn codes(names: &[&str]) -> String {
-    let quoted: Vec<String> = names
-        .iter()
-        .map(|n| format!("<code>{}</code>", escape(n)))
-        .collect();
-    quoted.join(", ")
-}
-
 fn html_block(s: &mut String, b: &Block) {
     match b {
         Block::Banner(tone, title, lines) => {
@@ -267,119 +284,83 @@ fn html_block(s: &mut String, b: &Block) {
                 .chain([&contract_line()])
                 .map(Text::html)
                 .collect();
-            let _ = write!(
+            let (class, title, lines) = (tone.class(), escape(title), lines.join("<br>"));
+            _ = write!(
                 s,
-                "<section class=\"banner {}\" id=\"verdict\"><h1>{}</h1><p>{}</p></section>",
-                tone.class(),
-                escape(title),
-                lines.join("<br>")
-            );
+                "<section class=\"banner {class}\" id=\"verdict\"><h1>{title}</h1><p>{lines}</p></section>"
+            )
         }
         Block::Heading(level, id, text) => {
             let id = id.map(|i| format!(" id=\"{i}\"")).unwrap_or_default();
-            let _ = write!(s, "<h{level}{id}>{}</h{level}>", text.html());
+            _ = write!(s, "<h{level}{id}>{}</h{level}>", text.html())
         }
         Block::Para(text) if *text == Text::default() => {}
-        Block::Para(text) => {
-            let _ = write!(s, "<p>{}</p>", text.html());
-        }
+        Block::Para(text) => _ = write!(s, "<p>{}</p>", text.html()),
         Block::List(items) => {
-            s.push_str("<ul>");
-            for i in items {
-                let _ = write!(s, "<li>{}</li>", i.html());
-            }
-            s.push_str("</ul>");
+            let items: String = items
+                .iter()
+                .map(|i| format!("<li>{}</li>", i.html()))
+                .collect();
+            _ = write!(s, "<ul>{items}</ul>")
         }
-        Block::Table(head, rows) => {
-            s.push_str("<table><tr>");
-            for h in head.split('|') {
-                let _ = write!(s, "<th>{}</th>", escape(h));
+        Block::Rules(ids) => {
+            s.push_str("<ul class=\"rules\">");
+            for id in ids {
+                let (text, zh) = Rule::from_id(id).map_or(("", ""), |r| (r.text(), r.zh()));
+                let (id, text, zh) = (escape(id), escape(text), escape(zh));
+                _ = write!(
+                    s,
+                    "<li data-rule=\"{id}\"><code>{id}</code> {text}<br><span lang=\"zh\">{zh}</span></li>"
+                );
             }
-            s.push_str("</tr>");
-            for r in rows {
-                s.push_str("<tr>");
-                for c in r {
-                    let _ = write!(s, "<td>{}</td>", c.html());
-                }
-                s.push_str("</tr>");
+            s.push_str("</ul>")
+        }
+        Block::Table(head, _, rows) => {
+            let head: String = head
+                .split('|')
+                .map(|h| format!("<th>{}</th>", escape(h)))
+                .collect();
+            _ = write!(s, "<table><tr>{head}</tr>");
+            for (_, r) in rows {
+                let cells: String = r.iter().map(|c| format!("<td>{}</td>", c.html())).collect();
+                _ = write!(s, "<tr>{cells}</tr>");
             }
-            s.push_str("</table>");
+            s.push_str("</table>")
         }
         Block::Properties(rows) => {
             s.push_str("<table class=\"properties\"><tr><th>property</th><th>status</th><th>rules</th><th>detail</th></tr>");
             for r in property_rows(rows) {
                 let class = ["bad", "good", "muted"][usize::from(html::rank(r.status))];
-                let _ = write!(
+                let (status, name) = (r.status.as_str(), escape(&r.name));
+                let (rules, detail) = (codes(&r.rules).html(), escape(&r.detail));
+                _ = write!(
                     s,
-                    "<tr data-status=\"{0}\"><td><code>{1}</code></td><td class=\"{class}\">{0}</td><td>{2}</td><td>{3}</td></tr>",
-                    r.status.as_str(),
-                    escape(&r.name),
-                    codes(&r.rules),
-                    escape(&r.detail)
+                    "<tr data-status=\"{status}\"><td><code>{name}</code></td><td class=\"{class}\">{status}</td><td>{rules}</td><td>{detail}</td></tr>"
                 );
             }
-            s.push_str("</table>");
+            s.push_str("</table>")
         }
-        Block::Code(text) => {
-            let _ = write!(s, "<pre>{}</pre>", escape(text.trim_end()));
-        }
-        Block::Figure(diagram) => s.push_str(&html::figure(diagram)),
+        Block::Code(text) => _ = write!(s, "<pre>{}</pre>", escape(text.trim_end())),
+        Block::Figure(diagram) => _ = write!(s, "{}", html::figure(diagram)),
         Block::Mermaid(m) => {
             let source = vec![Block::Code(m.clone())];
-            html_block(s, &Block::Details("Mermaid source".into(), source));
+            html_block(s, &Block::Details("Mermaid source".into(), source))
         }
         Block::Details(summary, body) => {
-            let _ = write!(s, "<details><summary>{}</summary>", summary.html());
+            _ = write!(s, "<details><summary>{}</summary>", summary.html());
             body.iter().for_each(|b| html_block(s, b));
-            s.push_str("</details>");
+            s.push_str("</details>")
         }
         Block::Html(body) => body.iter().for_each(|b| html_block(s, b)),
         Block::Md(_) => {}
-        Block::Violation {
-            property,
-            context,
-            rules,
-            detail,
-            drawing,
-            after,
-        } => {
-            let _ = write!(
+        Block::Violation { property, .. } => {
+            _ = write!(
                 s,
-                "<div class=\"violation\" data-property=\"{0}\"><h3>{0} <span class=\"muted\">{1}</span></h3><p>Rules: {2}.</p>",
-                escape(property),
-                context.html(),
-                if rules.is_empty() {
-                    "none named".into()
-                } else {
-                    codes(rules)
-                },
+                "<div class=\"violation\" data-property=\"{}\">",
+                escape(property)
             );
-            if !rules.is_empty() {
-                s.push_str("<p>What the contract asks instead:</p><ul class=\"rules\">");
-            }
-            for id in rules {
-                let (text, zh) = Rule::from_id(id).map_or(("", ""), |r| (r.text(), r.zh()));
-                let _ = write!(
-                    s,
-                    "<li data-rule=\"{0}\"><code>{0}</code> {1}<br><span lang=\"zh\">{2}</span></li>",
-                    escape(id),
-                    escape(text),
-                    escape(zh)
-                );
-            }
-            if !rules.is_empty() {
-                s.push_str("</ul>");
-            }
-            let _ = write!(s, "<p>{}</p>", escape(detail));
-            match drawing {
-                Drawing::Drawn(d) => s.push_str(&html::figure(d)),
-                Drawing::Withheld => {
-                    let _ = write!(s, "<p class=\"muted\">{}</p>", not_drawn());
-                }
-                Drawing::None => {}
-            }
-            after.iter().for_each(|b| html_block(s, b));
-            s.push_str("</div>");
+            violation(b).iter().for_each(|b| html_block(s, b));
+            s.push_str("</div>")
         }
     }
 }
@@ -394,7 +375,7 @@ mod tests {
     fn text_reads_the_same_in_both_formats() {
         let page = vec![
             Block::Heading(2, Some("t"), "T".into()),
-            Block::Table("a|b", vec![vec![text!("`{}`", "1|2"), "x`**<b>".into()]]),
+            Block::table("a|b", vec![vec![text!("`{}`", "1|2"), "x`**<b>".into()]]),
         ];
         assert_eq!(
             markdown(&page),

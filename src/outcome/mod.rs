@@ -237,7 +237,7 @@ pub fn verdict_blocks(
             let names = names.iter().map(|n| text::text!("`{}`", n));
             vec![needs.into(), Text::join(names, ", ")]
         });
-        blocks.push(Block::Table("evidence missing|properties", rows.collect()));
+        blocks.push(Block::table("evidence missing|properties", rows.collect()));
     }
 }
 

@@ -105,7 +105,7 @@ impl Report {
             ]);
             row
         });
-        page.push(Block::Table(
+        page.push(Block::table(
             "preset|result|unique states|total states|depth|seconds|always held|sometimes reached|not applicable",
             rows.collect(),
         ));
@@ -206,7 +206,7 @@ impl Report {
                 sc.rules.join(", ").into(),
             ]
         });
-        let mut full = vec![Block::Table("script|result|rules", rows.collect())];
+        let mut full = vec![Block::table("script|result|rules", rows.collect())];
         full.extend(order.iter().map(|sc| {
             let summary = text!("drawing of {}", sc.name);
             Block::Details(summary, vec![Block::Figure(sc.diagram.clone())])
@@ -244,7 +244,7 @@ impl Report {
                 runs.unwrap_or_default(),
             ]
         });
-        page.push(Block::Table(
+        page.push(Block::table(
             "finding|kind|parameter|scripts|simulation runs",
             rows.collect(),
         ));
@@ -281,7 +281,7 @@ impl Report {
                 ]
             });
             let head = "judged|sentences|what is not judged, or why no property judges it";
-            Block::Table(head, rows.collect())
+            Block::table(head, rows.collect())
         };
         page.push(Block::Md(vec![
             p(text!("Each reason in full: `report.html`, `report.json`, `payhub-verify rules --coverage`.")),
@@ -301,24 +301,15 @@ impl Report {
         )));
         // Markdown: a row per rule a property judges, the others by who keeps them; HTML:
         // a row per rule with its sentence.
-        let table = |whole: bool| {
-            let rows = self
-                .coverage
-                .iter()
-                .filter(|c| whole || !c.properties.is_empty());
-            let rows = rows.map(|c| {
-                let n = [c.properties.len(), c.presets.len(), c.scenarios.len()];
-                let mut row = vec![text!("`{}`", c.id)];
-                row.extend(whole.then(|| format!("{} ({:?})", c.text, c.enforcer).into()));
-                row.extend(n.map(|n| n.to_string().into()));
-                row
-            });
-            let head = match whole {
-                true => "rule|sentence (who keeps it)|properties|presets|scripts",
-                false => "rule|properties|presets|scripts",
-            };
-            Block::Table(head, rows.collect())
-        };
+        let rows = self.coverage.iter().map(|c| {
+            let n = [c.properties.len(), c.presets.len(), c.scenarios.len()];
+            let mut row = vec![text!("`{}`", c.id)];
+            row.extend(n.map(|n| n.to_string().into()));
+            row.push(format!("{} ({:?})", c.text, c.enforcer).into());
+            (!c.properties.is_empty(), row)
+        });
+        let head = "rule|properties|presets|scripts|sentence (who keeps it)";
+        page.push(Block::Table(head, 4, rows.collect()));
         let mut by_enforcer: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
         for c in self.coverage.iter().filter(|c| c.properties.is_empty()) {
             by_enforcer
@@ -326,13 +317,11 @@ impl Report {
                 .or_default()
                 .push(c.id);
         }
-        let mut short = vec![table(false)];
-        short.extend(by_enforcer.into_iter().map(|(by, ids)| {
+        let short = by_enforcer.into_iter().map(|(by, ids)| {
             let ids = Text::join(ids.iter().map(|id| text!("`{}`", id)), ", ");
             p(text!("Checked by tests only ({}): ", by) + ids + ".")
-        }));
-        page.push(Block::Md(short));
-        page.push(Block::Html(vec![table(true)]));
+        });
+        page.push(Block::Md(short.collect()));
     }
 
     /// The kill matrix, survivors first (in HTML with what each bug is, its time and its
@@ -347,54 +336,43 @@ impl Report {
         page.push(p(text!("Each row: the rules the planted bug breaks, the property that killed it, how, and the counterexample's length in choices. A `zoo-*` preset is a small world of the bug zoo's own, not one `check --preset` knows: `payhub-verify mutants --show NAME` shows that mutant's counterexample and a tape `replay --tape` accepts.")));
         let mut order: Vec<_> = m.mutants.iter().collect();
         order.sort_by_key(|r| r.killed);
-        let table = |whole: bool| {
-            let rows = order.iter().map(|r| {
-                let caught = match (r.killed, r.property) {
-                    (true, Some(p)) => text!("`{}`", p),
-                    _ => text!("**SURVIVED**"),
-                };
-                let about = if whole { r.about } else { "" };
-                let mut row = vec![
-                    text!("`{}` {}", r.name, about),
-                    r.rules.join(", ").into(),
-                    caught,
-                    r.method
-                        .as_deref()
-                        .map_or_else(|| "—".to_owned(), crate::mutants_cmd::method_name)
-                        .into(),
-                    r.counterexample_steps
-                        .map_or_else(|| "—".to_owned(), |n| n.to_string())
-                        .into(),
-                ];
-                row.extend(whole.then(|| text!("{:.2}", r.seconds)));
-                row
-            });
-            let head = match whole {
-                true => "mutant|rules|killed by|method|steps|seconds",
-                false => "mutant|rules|killed by|method|steps",
+        let rows = order.iter().map(|r| {
+            let caught = match (r.killed, r.property) {
+                (true, Some(p)) => text!("`{}`", p),
+                _ => text!("**SURVIVED**"),
             };
-            Block::Table(head, rows.collect())
-        };
-        let mut short = vec![table(false)];
+            let method = r.method.as_deref().map(crate::mutants_cmd::method_name);
+            let steps = r.counterexample_steps.map(|n| n.to_string());
+            let row = vec![
+                text!("`{}`", r.name),
+                r.rules.join(", ").into(),
+                caught,
+                method.unwrap_or_else(|| "—".to_owned()).into(),
+                steps.unwrap_or_else(|| "—".to_owned()).into(),
+                r.about.into(),
+                text!("{:.2}", r.seconds),
+            ];
+            (true, row)
+        });
+        let head = "mutant|rules|killed by|method|steps|the bug|seconds";
+        page.push(Block::Table(head, 5, rows.collect()));
         if let Some(example) = &zoo.example {
-            short.push(p(text!("One killed mutant's counterexample, `{}` (also `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`):", example.name, example.name)));
-            short.push(Block::Mermaid(example.mermaid.clone()));
+            page.push(Block::Md(vec![
+                p(text!("One killed mutant's counterexample, `{}` (also `diagrams/mutant-{}.mmd`; any mutant's: `payhub-verify mutants --show NAME`):", example.name, example.name)),
+                Block::Mermaid(example.mermaid.clone()),
+            ]));
         }
-        page.push(Block::Md(short));
-        let mut full = vec![table(true)];
-        for r in order {
-            let Some(found) = &r.counterexample else {
-                continue;
-            };
+        let drawings = order.iter().filter_map(|r| {
+            let (found, summary) = (
+                r.counterexample.as_ref()?,
+                text!("counterexample of {}", r.name),
+            );
             let rules: Vec<&str> = found.property.rules.iter().map(|r| r.id()).collect();
             let (proof, name) = (&found.proof, found.property.name);
             let drawing = drawn(&proof.trace, name, &rules, &proof.detail);
-            full.push(Block::Details(
-                text!("counterexample of {}", r.name),
-                vec![Block::Figure(drawing)],
-            ));
-        }
-        page.push(Block::Html(full));
+            Some(Block::Details(summary, vec![Block::Figure(drawing)]))
+        });
+        page.push(Block::Html(drawings.collect()));
     }
 
     /// The edges' checks over each session and the edge zoo's kill matrix: in Markdown
@@ -441,27 +419,16 @@ impl Report {
                 ),
             ]
         };
-        let tables = |all: bool| {
-            let checks = e.checks.iter().filter(|c| all || !c.passed);
-            let defects: Vec<_> = e
+        let checks = e.checks.iter().map(|c| (!c.passed, check(&c)));
+        page.push(Block::Table("session|check|verdict", 3, checks.collect()));
+        if !e.defects.is_empty() {
+            let defects = e
                 .defects
                 .iter()
-                .filter(|d| all || d.caught_by.is_none())
-                .collect();
-            let mut t = vec![Block::Table(
-                "session|check|verdict",
-                checks.map(|c| check(&c)).collect(),
-            )];
-            if !defects.is_empty() {
-                let head = "defect|edge|caught by|session|seconds|exchanges|witness";
-                t.push(Block::Table(head, defects.iter().map(defect).collect()));
-            }
-            t
-        };
-        if passed < e.checks.len() || caught < e.defects.len() {
-            page.push(Block::Md(tables(false)));
+                .map(|d| (d.caught_by.is_none(), defect(&d)));
+            let head = "defect|edge|caught by|session|seconds|exchanges|witness";
+            page.push(Block::Table(head, 7, defects.collect()));
         }
-        page.push(Block::Html(tables(true)));
     }
 }
 
@@ -481,6 +448,6 @@ pub fn readings(rows: &[ReadingRow]) -> Vec<Block> {
         Block::p(
             "Where the contract contradicts itself on what a client reads from a round of refusals, each reading runs: in the checker (a preset per reading) and in the simulation sweep (a sweep per reading). The reference client's reading is marked (reference).",
         ),
-        Block::Table("assumption|reading|checker|sweep", rows.collect()),
+        Block::table("assumption|reading|checker|sweep", rows.collect()),
     ]
 }

@@ -131,7 +131,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
             };
             vec![e.pos.line.to_string().into(), text!("`{}`", e.text), result]
         });
-        blocks.push(Block::Table("line|expectation|result", rows.collect()));
+        blocks.push(Block::table("line|expectation|result", rows.collect()));
     }
     let violated = r.violation.as_ref().map(|(v, _)| v);
     let rows: Vec<PropertyRow> = super::always_properties()

@@ -94,13 +94,9 @@ pub struct Layout {
     pub rows: Vec<Row>,
 }
 
-/// Cells a character takes in a monospace face.
+/// Cells a character takes in a monospace face: two for a wide (CJK) character.
 fn cells_of(c: char) -> usize {
-    let u = c as u32;
-    let wide = matches!(u,
-        0x1100..=0x115F | 0x2E80..=0xA4CF | 0xAC00..=0xD7A3 | 0xF900..=0xFAFF
-        | 0xFE30..=0xFE4F | 0xFF00..=0xFF60 | 0xFFE0..=0xFFE6 | 0x20000..=0x3FFFD);
-    if wide { 2 } else { 1 }
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(1)
 }
 
 fn cells(s: &str) -> usize {
