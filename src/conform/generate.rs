@@ -90,23 +90,16 @@ impl Gen<'_> {
         self.a.keys.contains(&k)
     }
     fn req(&mut self, key_of: u32, key: KeyUse, op: Op) -> Req {
-        let fault = if self.rng.chance(self.a.fault_rate) {
-            match self.rng.below(20) {
+        let mut r = Req::new(key_of, key, op);
+        if self.rng.chance(self.a.fault_rate) {
+            r.fault = match self.rng.below(20) {
                 0..=7 => Fault::ResetAfter,
                 8..=11 => Fault::ResetBefore,
                 12..=16 => Fault::Duplicate,
                 _ => Fault::Hold(20),
-            }
-        } else {
-            Fault::None
-        };
-        Req {
-            key_of,
-            key,
-            op,
-            fault,
-            rotation: 0,
+            };
         }
+        r
     }
     /// A POST under a new key slot, as `ak_1`.
     fn new_key(&mut self, op: Op) -> Req {

@@ -202,22 +202,17 @@ pub async fn kill_matrix(
                 Some(command) => start_command(command, &name)?,
                 None => start_serve(&args)?,
             };
-            let mut p = if *label == SHARED {
-                shared(profile)
-            } else {
-                profile.clone()
+            let mut p = match *label {
+                SHARED => shared(profile),
+                _ => profile.clone(),
             };
             let mut o = o.clone();
             if label.starts_with("real clock") {
                 // The real clock: no clock moves, no cards that wait out the synchronous
                 // wait in real time, and fewer cases (each create takes 150 ms).
                 p.profile.clock.advance = None;
-                p.profile.cards.retain(|c| {
-                    matches!(
-                        c.outcome,
-                        CardOutcome::Approve | CardOutcome::Decline | CardOutcome::Fail
-                    )
-                });
+                use CardOutcome::{Approve, Decline, Fail};
+                (p.profile.cards).retain(|c| [Approve, Decline, Fail].contains(&c.outcome));
                 // The controls' cases (429, 503) were tried on the manual clock.
                 p.profile.controls = Default::default();
                 o.seeds.truncate(REAL_CLOCK_CASES);
@@ -287,8 +282,7 @@ const START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// Mutants found, those the wire cannot see (blind), and those missed.
 pub fn tally(rows: &[Row]) -> (usize, usize, usize) {
     let found = rows.iter().filter(|r| r.found).count();
-    let blind = rows
-        .iter()
+    let blind = (rows.iter())
         .filter(|r| !r.found && r.reason.is_some())
         .count();
     (found, blind, rows.len() - found - blind)
