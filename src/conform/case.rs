@@ -174,19 +174,15 @@ pub struct Case {
 impl Case {
     /// Requests in all rounds.
     pub fn requests(&self) -> usize {
-        self.rounds
-            .iter()
-            .map(|r| match r {
-                Round::Send(v) => v.len(),
-                Round::Advance(_) | Round::Control(_) => 1,
-            })
-            .sum()
+        let requests = |r: &Round| match r {
+            Round::Send(v) => v.len(),
+            Round::Advance(_) | Round::Control(_) => 1,
+        };
+        self.rounds.iter().map(requests).sum()
     }
 
     pub fn is_concurrent(&self) -> bool {
-        self.rounds
-            .iter()
-            .any(|r| matches!(r, Round::Send(v) if v.len() > 1))
+        (self.rounds.iter()).any(|r| matches!(r, Round::Send(v) if v.len() > 1))
     }
 }
 
@@ -284,12 +280,13 @@ impl Side<'_> {
     fn id(&self, kind: &'static str, no: &str, slot: u8) -> String {
         let target = self.refs.0.get(&(kind, self.ns, no.to_owned()));
         let id = match self.of {
-            Of::Target(_) => target.cloned(),
-            Of::Model(ids) => target
-                .and_then(|t| ids.model_of(kind, &qualified(self.ns, t)))
-                .map(str::to_owned),
+            Of::Target(_) => target.map(String::as_str),
+            Of::Model(ids) => target.and_then(|t| ids.model_of(kind, &qualified(self.ns, t))),
         };
-        id.unwrap_or_else(|| format!("{kind}_demo_{}", 900 + u32::from(slot)))
+        id.map_or_else(
+            || format!("{kind}_demo_{}", 900 + u32::from(slot)),
+            str::to_owned,
+        )
     }
 }
 
@@ -337,9 +334,11 @@ impl Req {
     pub fn render(&self, names: &Names, side: &Side) -> Http {
         use serde_json::{Value, json};
         let pay = |o: u8| side.id("pay", &names.order(o), o);
-        let find = |query: &str, no: &str| format!("/v1/{query}={}", query_escape(no));
+        let refund_id = |r: u8| side.id("ref", &names.refund(r), r);
         let post = |target: String, body: Option<Value>| ("POST", target, body);
         let get = |target: String| ("GET", target, None);
+        let find = |query: &str, no: &str| get(format!("/v1/{query}={}", query_escape(no)));
+        let by_order = |no: String| find("payments?merchant_order_no", &no);
         let (method, target, body) = match self.op {
             Op::Create {
                 order,
@@ -380,20 +379,10 @@ impl Req {
                 post("/v1/refunds".into(), Some(body))
             }
             Op::GetPayment { order } => get(format!("/v1/payments/{}", pay(order))),
-            Op::FindPayment { order } => {
-                get(find("payments?merchant_order_no", &names.order(order)))
-            }
-            Op::FindPaymentOtherCase { order } => get(find(
-                "payments?merchant_order_no",
-                &other_case(&names.order(order)),
-            )),
-            Op::GetRefund { refund } => get(format!(
-                "/v1/refunds/{}",
-                side.id("ref", &names.refund(refund), refund)
-            )),
-            Op::FindRefund { refund } => {
-                get(find("refunds?merchant_refund_no", &names.refund(refund)))
-            }
+            Op::FindPayment { order } => by_order(names.order(order)),
+            Op::FindPaymentOtherCase { order } => by_order(other_case(&names.order(order))),
+            Op::GetRefund { refund } => get(format!("/v1/refunds/{}", refund_id(refund))),
+            Op::FindRefund { refund } => find("refunds?merchant_refund_no", &names.refund(refund)),
         };
         let body = body.map(|b| b.to_string());
         Http {

@@ -163,10 +163,12 @@ pub async fn kill_matrix(
     only: &[String],
     max_states: usize,
 ) -> Result<Vec<Row>, String> {
+    let parameters = ParameterMutant::ALL.iter().map(|m| m.name());
     let mut names: Vec<String> = Mutant::ALL
         .iter()
-        .map(|m| m.name().to_owned())
-        .chain(ParameterMutant::ALL.iter().map(|m| m.name().to_owned()))
+        .map(|m| m.name())
+        .chain(parameters)
+        .map(str::to_owned)
         .collect();
     if start.is_some() {
         if only.is_empty() {
@@ -253,11 +255,8 @@ fn start_command(command: &str, mutant: &str) -> Result<(Child2, String), String
 
 /// Runs `command` (`what` in errors) and waits for the first `http://` word it prints.
 fn started(mut command: Command, what: &str) -> Result<(Child2, String), String> {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("{what}: cannot start: {e}"))?;
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn();
+    let mut child = child.map_err(|e| format!("{what}: cannot start: {e}"))?;
     let stdout = child.stdout.take().ok_or(format!("{what}: no stdout"))?;
     let guard = Child2(child);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -270,9 +269,9 @@ fn started(mut command: Command, what: &str) -> Result<(Child2, String), String>
             }
         }
     });
-    let url = rx
-        .recv_timeout(START_TIMEOUT)
-        .map_err(|_| format!("{what}: printed no http:// address within {START_TIMEOUT:?}"))?;
+    let url = rx.recv_timeout(START_TIMEOUT);
+    let url =
+        url.map_err(|_| format!("{what}: printed no http:// address within {START_TIMEOUT:?}"))?;
     Ok((guard, url))
 }
 

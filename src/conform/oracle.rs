@@ -312,8 +312,7 @@ impl Oracle {
             nodes += 1;
             if nodes > NODE_BUDGET {
                 return Err(format!(
-                    "a round has more than {} interleavings to explore from one state (node budget)",
-                    NODE_BUDGET
+                    "a round has more than {NODE_BUDGET} interleavings to explore from one state (node budget)"
                 ));
             }
             match self.settle(&mut node, r) {
@@ -324,11 +323,9 @@ impl Oracle {
                 Err(Miss::World(e)) => return Err(e),
                 Ok(()) => {}
             }
-            if !visited.insert(hash_of(&(
-                key_of(&node.st.world, &node.st.ids),
-                branch_of(&node.st),
-                &node.ex,
-            ))) {
+            let st = &node.st;
+            let key = (key_of(&st.world, &st.ids), branch_of(st), &node.ex);
+            if !visited.insert(hash_of(&key)) {
                 continue;
             }
             if node.ex.iter().all(|e| e.done) {

@@ -412,9 +412,7 @@ async fn send_round(
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
     for (i, (task, (req, http))) in tasks.into_iter().zip(reqs.iter().zip(&https)).enumerate() {
-        let f = task
-            .await
-            .map_err(|e| format!("a request task failed: {e}"))?;
+        let f = (task.await).map_err(|e| format!("a request task failed: {e}"))?;
         if let Some(why) = f.failure {
             failed.push(format!("{}: {why}", http.notation()));
         }
@@ -488,13 +486,8 @@ fn sent_of(
 /// Whether the target answers at all (a GET of a Payment nobody has).
 pub async fn probe(t: &Target) -> Result<(), String> {
     let key = t.profile.target_keys(1).first().copied().unwrap_or("");
-    let req = WireRequest::api(
-        "GET",
-        "/v1/payments/pay_demo_999",
-        &format!("Bearer {key}"),
-        None,
-        None,
-    );
+    let auth = format!("Bearer {key}");
+    let req = WireRequest::api("GET", "/v1/payments/pay_demo_999", &auth, None, None);
     let reply = wire::send(&t.addr, &req, timeout(t)).await;
     (reply.map(|_| ())).map_err(|e| down_or("the target does not answer HTTP", e))
 }
