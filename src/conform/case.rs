@@ -421,14 +421,9 @@ impl Http {
     pub fn notation(&self) -> String {
         let mut s = format!("{} {}", self.method, self.target);
         if let Some(k) = &self.idempotency_key {
-            let shown = if k.chars().count() > 40 {
-                format!(
-                    "{}…({} chars)",
-                    k.chars().take(12).collect::<String>(),
-                    k.chars().count()
-                )
-            } else {
-                k.clone()
+            let shown = match k.chars().count() {
+                n if n > 40 => format!("{}…({n} chars)", k.chars().take(12).collect::<String>()),
+                _ => k.clone(),
             };
             s.push_str(&format!("  Idempotency-Key: {shown}"));
         }

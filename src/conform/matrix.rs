@@ -281,9 +281,8 @@ const START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// Mutants found, those the wire cannot see (blind), and those missed.
 pub fn tally(rows: &[Row]) -> (usize, usize, usize) {
     let found = rows.iter().filter(|r| r.found).count();
-    let blind = (rows.iter())
-        .filter(|r| !r.found && r.reason.is_some())
-        .count();
+    let blind = rows.iter().filter(|r| !r.found && r.reason.is_some());
+    let blind = blind.count();
     (found, blind, rows.len() - found - blind)
 }
 

@@ -274,16 +274,14 @@ impl Loaded {
         if !(profile.cards.iter()).any(|c| c.outcome == CardOutcome::Approve) {
             return Err("cards: no card with outcome approve".into());
         }
+        let branch = |n: &String| {
+            let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
+            let known = format!("branches: unknown branch {n:?} (one of {})", all.join(", "));
+            Branch::from_name(n).ok_or(known)
+        };
         let branches = match &profile.branches {
             None => Branch::ALL.to_vec(),
-            Some(names) => (names.iter())
-                .map(|n| {
-                    let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
-                    let known =
-                        format!("branches: unknown branch {n:?} (one of {})", all.join(", "));
-                    Branch::from_name(n).ok_or(known)
-                })
-                .collect::<Result<Vec<_>, _>>()?,
+            Some(names) => names.iter().map(branch).collect::<Result<Vec<_>, _>>()?,
         };
         let duration = |what: &str, v: &Option<String>, default: Millis| match v {
             None => Ok(default),

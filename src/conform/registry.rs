@@ -171,26 +171,24 @@ impl Registry {
     /// Marks the properties the profile suppresses; one line per suppression, with what
     /// it hides over this run.
     pub fn suppress(&mut self, suppress: &[super::profile::Suppress]) -> Vec<String> {
-        suppress
-            .iter()
-            .map(|s| {
-                let row = self.properties.iter_mut().find(|r| r.name == s.property);
-                let hides = match row {
-                    Some(row) => {
-                        row.suppressed = Some(s.reason.clone());
-                        match &row.witness {
-                            Some(w) => format!(
-                                "hides {} violating cases; first: seed {}: {}",
-                                row.cases.violated, w.seed, w.detail
-                            ),
-                            None => "hides nothing in this run".to_owned(),
-                        }
+        let line = |s: &super::profile::Suppress| {
+            let row = self.properties.iter_mut().find(|r| r.name == s.property);
+            let hides = match row {
+                Some(row) => {
+                    row.suppressed = Some(s.reason.clone());
+                    match &row.witness {
+                        Some(w) => format!(
+                            "hides {} violating cases; first: seed {}: {}",
+                            row.cases.violated, w.seed, w.detail
+                        ),
+                        None => "hides nothing in this run".to_owned(),
                     }
-                    None => "hides nothing in this run (not judged)".to_owned(),
-                };
-                format!("suppressed: {} ({}): {hides}", s.property, s.reason)
-            })
-            .collect()
+                }
+                None => "hides nothing in this run (not judged)".to_owned(),
+            };
+            format!("suppressed: {} ({}): {hides}", s.property, s.reason)
+        };
+        suppress.iter().map(line).collect()
     }
 
     /// Whether a property judging the target held or was reached.

@@ -126,14 +126,10 @@ async fn control(
 /// is one merchant's; a pause is sent for each merchant of the keys.
 pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     let controls = &t.profile.profile.controls;
+    let (limit, pause) = (&controls.rate_limit, &controls.pause);
     let (entry, on, what, merchant) = match s {
-        Switch::RateLimit { on, merchant } => (
-            &controls.rate_limit,
-            on,
-            "controls.rate_limit",
-            Some(merchant),
-        ),
-        Switch::Pause { on } => (&controls.pause, on, "controls.pause", None),
+        Switch::RateLimit { on, merchant } => (limit, on, "controls.rate_limit", Some(merchant)),
+        Switch::Pause { on } => (pause, on, "controls.pause", None),
     };
     let Some(c) = entry else {
         return Err(format!(

@@ -37,16 +37,15 @@ pub struct PointRow {
 }
 
 pub fn rows(pins: &Pins) -> Vec<PointRow> {
-    Point::all()
-        .map(|p| PointRow {
-            point: p,
-            name: p.name(),
-            assumption: p.assumption(),
-            model: p.readings()[0].name(),
-            pinned: pins.get(&p).map(|r| r.name()),
-            shown: Vec::new(),
-        })
-        .collect()
+    let row = |p: Point| PointRow {
+        point: p,
+        name: p.name(),
+        assumption: p.assumption(),
+        model: p.readings()[0].name(),
+        pinned: pins.get(&p).map(|r| r.name()),
+        shown: Vec::new(),
+    };
+    Point::all().map(row).collect()
 }
 
 /// Adds the readings one conforming case showed.
