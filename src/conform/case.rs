@@ -5,12 +5,10 @@
 use super::compare::{IdMap, qualified};
 use super::profile::{CardOutcome, Loaded};
 use payhub_model::Millis;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The fault one request is sent with (`run.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
     None,
     ResetBefore,
@@ -32,8 +30,7 @@ impl Fault {
 }
 
 /// Which `Idempotency-Key` a request carries.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KeyUse {
     /// No header.
     Missing,
@@ -50,8 +47,7 @@ pub enum KeyUse {
 }
 
 /// One operation of the contract, its objects named by slot.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Create {
         order: u8,
@@ -121,7 +117,7 @@ impl Op {
 }
 
 /// One request of a case.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Req {
     /// The model key it is sent with (`ak_N`; the profile names the target's).
     pub key_of: u32,
@@ -135,8 +131,7 @@ pub struct Req {
 
 /// One of the platform's own inputs a profile's controls switch (`controls` in the
 /// profile): the contract's 429 and 503 are "not executed" answers of the platform.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Switch {
     /// Model merchant N rate-limited (429 with `Retry-After`) or not.
     RateLimit { merchant: u32, on: bool },
@@ -146,24 +141,23 @@ pub enum Switch {
 
 impl std::fmt::Display for Switch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let on_off = |on: bool| if on { "on" } else { "off" };
-        match self {
+        let (what, on) = match *self {
             Switch::RateLimit { merchant, on } => {
-                write!(
-                    f,
-                    "(the target's rate limit for merchant {merchant}: {})",
-                    on_off(*on)
-                )
+                (format!("rate limit for merchant {merchant}"), on)
             }
-            Switch::Pause { on } => write!(f, "(the target's channel pause: {})", on_off(*on)),
-        }
+            Switch::Pause { on } => ("channel pause".to_owned(), on),
+        };
+        write!(
+            f,
+            "(the target's {what}: {})",
+            if on { "on" } else { "off" }
+        )
     }
 }
 
 /// One round: requests sent at once, the target's clock moved, or one of its inputs
 /// switched.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Round {
     Send(Vec<Req>),
     Advance(Millis),
@@ -171,7 +165,7 @@ pub enum Round {
 }
 
 /// A generated case.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Case {
     pub seed: u64,
     pub rounds: Vec<Round>,
@@ -180,19 +174,15 @@ pub struct Case {
 impl Case {
     /// Requests in all rounds.
     pub fn requests(&self) -> usize {
-        self.rounds
-            .iter()
-            .map(|r| match r {
-                Round::Send(v) => v.len(),
-                Round::Advance(_) | Round::Control(_) => 1,
-            })
-            .sum()
+        let requests = |r: &Round| match r {
+            Round::Send(v) => v.len(),
+            Round::Advance(_) | Round::Control(_) => 1,
+        };
+        self.rounds.iter().map(requests).sum()
     }
 
     pub fn is_concurrent(&self) -> bool {
-        self.rounds
-            .iter()
-            .any(|r| matches!(r, Round::Send(v) if v.len() > 1))
+        (self.rounds.iter()).any(|r| matches!(r, Round::Send(v) if v.len() > 1))
     }
 }
 
@@ -225,30 +215,23 @@ impl Names {
     }
 }
 
-/// The target's ids for the objects a case names, read off its answers.
-/// Keyed by namespace (see [`super::profile::Loaded::namespace`]) and number.
+/// The target's ids for the objects a case names, read off its answers: by kind (`pay`,
+/// `ref`), namespace (see [`super::profile::Loaded::namespace`]) and number.
 #[derive(Clone, Debug, Default)]
-pub struct TargetRefs {
-    pub payments: BTreeMap<(u32, String), String>,
-    pub refunds: BTreeMap<(u32, String), String>,
-}
+pub struct TargetRefs(BTreeMap<(&'static str, u32, String), String>);
 
 impl TargetRefs {
     /// Reads the Payments and Refunds of an answer body seen in namespace `ns`.
     pub fn learn(&mut self, ns: u32, body: &serde_json::Value) {
-        let mut objects: Vec<&serde_json::Value> = vec![body];
-        if let Some(data) = body.get("data").and_then(|d| d.as_array()) {
-            objects.extend(data);
-        }
-        for o in objects {
-            let id = o.get("id").and_then(|v| v.as_str());
-            if let (Some(id), Some(no)) = (id, o.get("merchant_order_no").and_then(|v| v.as_str()))
-            {
-                self.payments.insert((ns, no.to_owned()), id.to_owned());
-            }
-            if let (Some(id), Some(no)) = (id, o.get("merchant_refund_no").and_then(|v| v.as_str()))
-            {
-                self.refunds.insert((ns, no.to_owned()), id.to_owned());
+        let data = body.get("data").and_then(|d| d.as_array());
+        for o in std::iter::once(body).chain(data.into_iter().flatten()) {
+            let Some(id) = o.get("id").and_then(|v| v.as_str()) else {
+                continue;
+            };
+            for (kind, field) in [("pay", "merchant_order_no"), ("ref", "merchant_refund_no")] {
+                if let Some(no) = o.get(field).and_then(|v| v.as_str()) {
+                    self.0.insert((kind, ns, no.to_owned()), id.to_owned());
+                }
             }
         }
     }
@@ -294,21 +277,16 @@ impl Side<'_> {
 
     /// The id of the Payment (`kind` `pay`) of order number `no`, or of the Refund
     /// (`ref`) of refund number `no`, of slot `slot`.
-    fn id(&self, kind: &str, no: &str, slot: u8) -> String {
-        let refs = &self.refs;
-        let ids = if kind == "pay" {
-            &refs.payments
-        } else {
-            &refs.refunds
-        };
-        let target = ids.get(&(self.ns, no.to_owned()));
+    fn id(&self, kind: &'static str, no: &str, slot: u8) -> String {
+        let target = self.refs.0.get(&(kind, self.ns, no.to_owned()));
         let id = match self.of {
-            Of::Target(_) => target.cloned(),
-            Of::Model(ids) => target
-                .and_then(|t| ids.model_of(kind, &qualified(self.ns, t)))
-                .map(str::to_owned),
+            Of::Target(_) => target.map(String::as_str),
+            Of::Model(ids) => target.and_then(|t| ids.model_of(kind, &qualified(self.ns, t))),
         };
-        id.unwrap_or_else(|| format!("{kind}_demo_{}", 900 + u32::from(slot)))
+        id.map_or_else(
+            || format!("{kind}_demo_{}", 900 + u32::from(slot)),
+            str::to_owned,
+        )
     }
 }
 
@@ -323,35 +301,44 @@ pub struct Http {
 }
 
 fn query_escape(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    let escape = |b: u8| match b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
+        true => (b as char).to_string(),
+        false => format!("%{b:02X}"),
+    };
+    s.bytes().map(escape).collect()
 }
 
 /// `s` with the case of each ASCII letter swapped (`CF-s1-o1` → `cf-S1-O1`).
 pub fn other_case(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_uppercase() {
-                c.to_ascii_lowercase()
-            } else {
-                c.to_ascii_uppercase()
-            }
-        })
-        .collect()
+    let swap = |c: char| match c.is_ascii_lowercase() {
+        true => c.to_ascii_uppercase(),
+        false => c.to_ascii_lowercase(),
+    };
+    s.chars().map(swap).collect()
 }
 
 impl Req {
+    /// Sent as `ak_N`'s first key, with no fault.
+    pub fn new(key_of: u32, key: KeyUse, op: Op) -> Req {
+        let (fault, rotation) = (Fault::None, 0);
+        Req {
+            key_of,
+            key,
+            op,
+            fault,
+            rotation,
+        }
+    }
+
     /// The request as `side` spells it (for the target, its body with its card field).
     pub fn render(&self, names: &Names, side: &Side) -> Http {
         use serde_json::{Value, json};
         let pay = |o: u8| side.id("pay", &names.order(o), o);
-        let find = |query: &str, no: &str| format!("/v1/{query}={}", query_escape(no));
+        let refund_id = |r: u8| side.id("ref", &names.refund(r), r);
         let post = |target: String, body: Option<Value>| ("POST", target, body);
         let get = |target: String| ("GET", target, None);
+        let find = |query: &str, no: &str| get(format!("/v1/{query}={}", query_escape(no)));
+        let by_order = |no: String| find("payments?merchant_order_no", &no);
         let (method, target, body) = match self.op {
             Op::Create {
                 order,
@@ -392,20 +379,10 @@ impl Req {
                 post("/v1/refunds".into(), Some(body))
             }
             Op::GetPayment { order } => get(format!("/v1/payments/{}", pay(order))),
-            Op::FindPayment { order } => {
-                get(find("payments?merchant_order_no", &names.order(order)))
-            }
-            Op::FindPaymentOtherCase { order } => get(find(
-                "payments?merchant_order_no",
-                &other_case(&names.order(order)),
-            )),
-            Op::GetRefund { refund } => get(format!(
-                "/v1/refunds/{}",
-                side.id("ref", &names.refund(refund), refund)
-            )),
-            Op::FindRefund { refund } => {
-                get(find("refunds?merchant_refund_no", &names.refund(refund)))
-            }
+            Op::FindPayment { order } => by_order(names.order(order)),
+            Op::FindPaymentOtherCase { order } => by_order(other_case(&names.order(order))),
+            Op::GetRefund { refund } => get(format!("/v1/refunds/{}", refund_id(refund))),
+            Op::FindRefund { refund } => find("refunds?merchant_refund_no", &names.refund(refund)),
         };
         let body = body.map(|b| b.to_string());
         Http {
@@ -444,14 +421,9 @@ impl Http {
     pub fn notation(&self) -> String {
         let mut s = format!("{} {}", self.method, self.target);
         if let Some(k) = &self.idempotency_key {
-            let shown = if k.chars().count() > 40 {
-                format!(
-                    "{}…({} chars)",
-                    k.chars().take(12).collect::<String>(),
-                    k.chars().count()
-                )
-            } else {
-                k.clone()
+            let shown = match k.chars().count() {
+                n if n > 40 => format!("{}…({n} chars)", k.chars().take(12).collect::<String>()),
+                _ => k.clone(),
             };
             s.push_str(&format!("  Idempotency-Key: {shown}"));
         }

@@ -20,11 +20,8 @@ pub struct Observed {
 impl Observed {
     /// `201 {"id":…}`, the contract's notation.
     pub fn notation(&self) -> String {
-        let mut s = format!("{}", self.status);
-        if let Some(r) = &self.retry_after {
-            s.push_str(&format!("  Retry-After: {r}"));
-        }
-        format!("{s} {}", self.body)
+        let retry = (self.retry_after.as_ref()).map(|r| format!("  Retry-After: {r}"));
+        format!("{}{} {}", self.status, retry.unwrap_or_default(), self.body)
     }
 }
 
@@ -76,14 +73,10 @@ impl IdMap {
         let got = VersionMark::of(got);
         if let Some((mv, seen, gv)) = self.versions.get(model) {
             let shown = *seen != visible;
-            let step = if model_v < *mv {
-                Some(model_v)
-            } else if shown {
-                Some(mv + 1)
-            } else if model_v == *mv {
-                Some(*mv)
-            } else {
-                None
+            let step = match model_v {
+                v if v < *mv => Some(v),
+                _ if shown => Some(mv + 1),
+                v => (v == *mv).then_some(v),
             };
             match step {
                 Some(step) => observation::version_step(*mv, gv, step, &got)?,
@@ -95,8 +88,7 @@ impl IdMap {
                 None => {}
             }
         }
-        self.versions
-            .insert(model.to_owned(), (model_v, visible, got));
+        (self.versions).insert(model.to_owned(), (model_v, visible, got));
         Ok(())
     }
 }
@@ -126,10 +118,9 @@ pub fn unexpected_field(body: &Value, extra: &[String]) -> Option<String> {
                 }
                 walk(v, &here, extra)
             }),
-            Value::Array(a) => a
-                .iter()
-                .enumerate()
-                .find_map(|(i, v)| walk(v, &format!("{path}[{i}]"), extra)),
+            Value::Array(a) => {
+                (a.iter().enumerate()).find_map(|(i, v)| walk(v, &format!("{path}[{i}]"), extra))
+            }
             _ => None,
         }
     }
@@ -138,12 +129,11 @@ pub fn unexpected_field(body: &Value, extra: &[String]) -> Option<String> {
 
 /// Whether a model string is one of the model's ids (`pay_demo_001`, `att_001`, …).
 fn is_model_id(s: &str) -> bool {
-    ["pay_demo_", "att_", "ref_demo_", "cs_demo_"]
+    let number = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+    let prefixes = ["pay_demo_", "att_", "ref_demo_", "cs_demo_"];
+    prefixes
         .iter()
-        .any(|p| {
-            s.strip_prefix(p)
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        })
+        .any(|p| s.strip_prefix(p).is_some_and(number))
 }
 
 /// A target id as the id map keys it: with its namespace (`2/pay_1`) when ids are per
@@ -240,9 +230,7 @@ pub fn matches(
         model_code: code,
         diffs,
     };
-    if let Err(e) = walk.value(&want, &seen.body, "") {
-        walk.diffs.push(e);
-    }
+    walk.value(&want, &seen.body, "");
     if !walk.diffs.is_empty() {
         return Err(walk.diffs.join("; "));
     }
@@ -260,31 +248,29 @@ struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn value(&mut self, want: &Value, got: &Value, path: &str) -> Result<(), String> {
-        match (want, got) {
-            (Value::Object(w), Value::Object(g)) => self.object(w, g, path),
+    /// `got` against `want` at `path`: each difference noted in `diffs`.
+    fn value(&mut self, want: &Value, got: &Value, path: &str) {
+        let diff = match (want, got) {
+            (Value::Object(w), Value::Object(g)) => return self.object(w, g, path),
+            (Value::Array(w), Value::Array(g)) if w.len() != g.len() => Err(format!(
+                "{path}: {} items where the model has {}",
+                g.len(),
+                w.len()
+            )),
             (Value::Array(w), Value::Array(g)) => {
-                if w.len() != g.len() {
-                    return Err(format!(
-                        "{path}: {} items where the model has {}",
-                        g.len(),
-                        w.len()
-                    ));
-                }
                 for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
-                    if let Err(e) = self.value(wv, gv, &format!("{path}[{i}]")) {
-                        self.diffs.push(e);
-                    }
+                    self.value(wv, gv, &format!("{path}[{i}]"));
                 }
                 Ok(())
             }
-            (Value::String(w), Value::String(g)) if is_model_id(w) => self
-                .ids
-                .bind(&qualified(self.ns, g), w)
-                .map_err(|e| format!("{path}: {e}")),
+            (Value::String(w), Value::String(g)) if is_model_id(w) => {
+                let bound = self.ids.bind(&qualified(self.ns, g), w);
+                bound.map_err(|e| format!("{path}: {e}"))
+            }
             (w, g) if w == g => Ok(()),
             (w, g) => Err(format!("{path} is {g} where the model answers {w}")),
-        }
+        };
+        self.diffs.extend(diff.err());
     }
 
     fn object(
@@ -292,18 +278,16 @@ impl Walk<'_> {
         w: &serde_json::Map<String, Value>,
         g: &serde_json::Map<String, Value>,
         path: &str,
-    ) -> Result<(), String> {
+    ) {
         for (k, wv) in w {
-            if let Err(e) = self.field((k, wv), w, g, path) {
-                self.diffs.push(e);
-            }
+            let diff = self.field((k, wv), w, g, path);
+            self.diffs.extend(diff.err());
         }
         let extra = g
             .iter()
             .filter(|(k, v)| !w.contains_key(*k) && !v.is_null() && !self.dialect.allows_extra(k));
         let extra = extra.map(|(k, _)| format!("{path}.{k} present where the model has none"));
         self.diffs.extend(extra);
-        Ok(())
     }
 
     /// Field `k` of the model's object (`wv`) against the target's object `g`.
@@ -362,17 +346,15 @@ impl Walk<'_> {
                 let (Some(id), Some(v)) = (w.get("id").and_then(Value::as_str), wv.as_u64()) else {
                     return Ok(());
                 };
-                let visible: serde_json::Map<String, Value> = g
-                    .iter()
-                    .filter(|(f, x)| {
-                        !x.is_null()
-                            && !matches!(self.dialect.judge(f), Judge::Version | Judge::Presence)
-                    })
-                    .map(|(f, x)| (f.clone(), x.clone()))
-                    .collect();
-                self.ids
-                    .version(id, v, Value::Object(visible).to_string(), gv)
-                    .map_err(|e| format!("{here}: {e}"))?;
+                let hidden =
+                    |f: &str| matches!(self.dialect.judge(f), Judge::Version | Judge::Presence);
+                let visible = g.iter().filter(|(f, x)| !x.is_null() && !hidden(f));
+                let visible: serde_json::Map<String, Value> =
+                    visible.map(|(f, x)| (f.clone(), x.clone())).collect();
+                let versioned = self
+                    .ids
+                    .version(id, v, Value::Object(visible).to_string(), gv);
+                versioned.map_err(|e| format!("{here}: {e}"))?;
             }
             Judge::Code => {
                 let (wc, gc) = (wv.as_str(), gv.as_str());
@@ -382,14 +364,13 @@ impl Walk<'_> {
             }
             Judge::Retryable => {
                 // A-RETRYABLE: the contract shows the flag for two codes only.
-                let shown = self
-                    .model_code
-                    .is_some_and(|c| observation::RETRYABLE_SHOWN.contains(&c));
+                let shown =
+                    (self.model_code).is_some_and(|c| observation::RETRYABLE_SHOWN.contains(&c));
                 if (shown || self.dialect.strict) && wv != gv {
                     return Err(format!("{here} is {gv} where the model answers {wv}"));
                 }
             }
-            Judge::Exact | Judge::Flag => self.value(wv, gv, &here)?,
+            Judge::Exact | Judge::Flag => self.value(wv, gv, &here),
         }
         Ok(())
     }

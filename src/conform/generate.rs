@@ -90,23 +90,16 @@ impl Gen<'_> {
         self.a.keys.contains(&k)
     }
     fn req(&mut self, key_of: u32, key: KeyUse, op: Op) -> Req {
-        let fault = if self.rng.chance(self.a.fault_rate) {
-            match self.rng.below(20) {
+        let mut r = Req::new(key_of, key, op);
+        if self.rng.chance(self.a.fault_rate) {
+            r.fault = match self.rng.below(20) {
                 0..=7 => Fault::ResetAfter,
                 8..=11 => Fault::ResetBefore,
                 12..=16 => Fault::Duplicate,
                 _ => Fault::Hold(20),
-            }
-        } else {
-            Fault::None
-        };
-        Req {
-            key_of,
-            key,
-            op,
-            fault,
-            rotation: 0,
+            };
         }
+        r
     }
     /// A POST under a new key slot, as `ak_1`.
     fn new_key(&mut self, op: Op) -> Req {
@@ -300,10 +293,7 @@ impl Gen<'_> {
                 }
                 (21, Some(m)) => {
                     // One key across merchants, environments, endpoints.
-                    let other = [2u32, 3]
-                        .into_iter()
-                        .filter(|k| self.has(*k))
-                        .collect::<Vec<_>>();
+                    let other: Vec<u32> = [2, 3].into_iter().filter(|k| self.has(*k)).collect();
                     match self.rng.below(4) {
                         0 if !other.is_empty() => {
                             let key_of = self.rng.pick(&other);
@@ -383,9 +373,8 @@ impl Gen<'_> {
                     let first = self.create(n);
                     // Past the retention (8 d), or within it but past a day: the same key
                     // then replays (a record dropped early answers it as a new request).
-                    let by = self
-                        .rng
-                        .pick(&[Millis::days(8), Millis::hours(25), Millis::days(2)]);
+                    let by = [Millis::days(8), Millis::hours(25), Millis::days(2)];
+                    let by = self.rng.pick(&by);
                     let key = if by < Millis::days(7) || self.rng.chance(300) {
                         n.key
                     } else {
@@ -414,9 +403,8 @@ impl Gen<'_> {
                     let n = self.new_create(Some(CardOutcome::Silent));
                     let first = self.create(n);
                     let get = self.get(Op::GetPayment { order: n.order });
-                    let by =
-                        self.rng
-                            .pick(&[Millis::mins(30), Millis::hours(2), Millis::hours(25)]);
+                    let by = [Millis::mins(30), Millis::hours(2), Millis::hours(25)];
+                    let by = self.rng.pick(&by);
                     apart(first, by, get)
                 }
                 (100, Some(m)) if m.currency == "USD" => {
@@ -542,14 +530,10 @@ impl Gen<'_> {
 /// What the profile cannot do becomes what it can: a card it has no outcome for is
 /// the approving one, a key it has not is `ak_1`.
 fn sanitize(r: &mut Req, a: &Alphabet) {
-    let fix = |o: &mut CardOutcome| {
-        if !a.outcomes.contains(o) {
-            *o = CardOutcome::Approve;
-        }
-    };
-    match &mut r.op {
-        Op::Create { card: Some(c), .. } | Op::Confirm { card: c, .. } => fix(c),
-        _ => {}
+    if let Op::Create { card: Some(c), .. } | Op::Confirm { card: c, .. } = &mut r.op
+        && !a.outcomes.contains(c)
+    {
+        *c = CardOutcome::Approve;
     }
     if !a.keys.contains(&r.key_of) {
         r.key_of = 1;

@@ -163,10 +163,12 @@ pub async fn kill_matrix(
     only: &[String],
     max_states: usize,
 ) -> Result<Vec<Row>, String> {
+    let parameters = ParameterMutant::ALL.iter().map(|m| m.name());
     let mut names: Vec<String> = Mutant::ALL
         .iter()
-        .map(|m| m.name().to_owned())
-        .chain(ParameterMutant::ALL.iter().map(|m| m.name().to_owned()))
+        .map(|m| m.name())
+        .chain(parameters)
+        .map(str::to_owned)
         .collect();
     if start.is_some() {
         if only.is_empty() {
@@ -202,22 +204,17 @@ pub async fn kill_matrix(
                 Some(command) => start_command(command, &name)?,
                 None => start_serve(&args)?,
             };
-            let mut p = if *label == SHARED {
-                shared(profile)
-            } else {
-                profile.clone()
+            let mut p = match *label {
+                SHARED => shared(profile),
+                _ => profile.clone(),
             };
             let mut o = o.clone();
             if label.starts_with("real clock") {
                 // The real clock: no clock moves, no cards that wait out the synchronous
                 // wait in real time, and fewer cases (each create takes 150 ms).
                 p.profile.clock.advance = None;
-                p.profile.cards.retain(|c| {
-                    matches!(
-                        c.outcome,
-                        CardOutcome::Approve | CardOutcome::Decline | CardOutcome::Fail
-                    )
-                });
+                use CardOutcome::{Approve, Decline, Fail};
+                (p.profile.cards).retain(|c| [Approve, Decline, Fail].contains(&c.outcome));
                 // The controls' cases (429, 503) were tried on the manual clock.
                 p.profile.controls = Default::default();
                 o.seeds.truncate(REAL_CLOCK_CASES);
@@ -258,11 +255,8 @@ fn start_command(command: &str, mutant: &str) -> Result<(Child2, String), String
 
 /// Runs `command` (`what` in errors) and waits for the first `http://` word it prints.
 fn started(mut command: Command, what: &str) -> Result<(Child2, String), String> {
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| format!("{what}: cannot start: {e}"))?;
+    let child = command.stdout(Stdio::piped()).stderr(Stdio::null()).spawn();
+    let mut child = child.map_err(|e| format!("{what}: cannot start: {e}"))?;
     let stdout = child.stdout.take().ok_or(format!("{what}: no stdout"))?;
     let guard = Child2(child);
     let (tx, rx) = std::sync::mpsc::channel();
@@ -275,9 +269,9 @@ fn started(mut command: Command, what: &str) -> Result<(Child2, String), String>
             }
         }
     });
-    let url = rx
-        .recv_timeout(START_TIMEOUT)
-        .map_err(|_| format!("{what}: printed no http:// address within {START_TIMEOUT:?}"))?;
+    let url = rx.recv_timeout(START_TIMEOUT);
+    let url =
+        url.map_err(|_| format!("{what}: printed no http:// address within {START_TIMEOUT:?}"))?;
     Ok((guard, url))
 }
 
@@ -287,10 +281,8 @@ const START_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// Mutants found, those the wire cannot see (blind), and those missed.
 pub fn tally(rows: &[Row]) -> (usize, usize, usize) {
     let found = rows.iter().filter(|r| r.found).count();
-    let blind = rows
-        .iter()
-        .filter(|r| !r.found && r.reason.is_some())
-        .count();
+    let blind = rows.iter().filter(|r| !r.found && r.reason.is_some());
+    let blind = blind.count();
     (found, blind, rows.len() - found - blind)
 }
 

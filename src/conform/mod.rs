@@ -270,41 +270,38 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("{}: {e}", args.profile.display()))?;
     let (range, mut seeds_text) = seeds_of(args)?;
     let seeds: Vec<u64> = (range.start..range.end)
-        .filter(|s| {
-            args.shard
-                .is_none_or(|sh| (s - range.start) % sh.count == sh.index)
-        })
+        .filter(|s| (args.shard).is_none_or(|sh| (s - range.start) % sh.count == sh.index))
         .collect();
-    let shard = args
-        .shard
-        .map(|sh| format!("shard {}/{}", sh.index, sh.count));
-    if let Some(shard) = &shard {
-        seeds_text.push_str(&format!(" {shard}"));
-    }
-    let duration = |d: &String| {
-        payhub_sim::script::parse_duration(d)
-            .ok_or_else(|| format!("--duration {d}: not a duration (90s, 10min)"))
+    let shard = (args.shard).map(|sh| format!("shard {}/{}", sh.index, sh.count));
+    let shard = |pre: &str| {
+        shard
+            .as_ref()
+            .map(|s| format!(" {pre}{s}"))
+            .unwrap_or_default()
     };
-    let deadline = args.duration.as_ref().map(duration).transpose()?;
-    let deadline = deadline.map(|d| Instant::now() + Duration::from_millis(d.0));
-    let shard = shard.map(|s| format!(" --{s}")).unwrap_or_default();
-    let continue_to = format!("..{}{shard}", range.end);
+    seeds_text.push_str(&shard(""));
+    let deadline = match &args.duration {
+        Some(d) => Some(
+            payhub_sim::script::parse_duration(d)
+                .ok_or_else(|| format!("--duration {d}: not a duration (90s, 10min)"))?,
+        ),
+        None => None,
+    };
     let options = SweepOptions {
         seeds,
         seeds_text,
-        continue_to,
+        continue_to: format!("..{}{}", range.end, shard("--")),
         proxy_faults: args.proxy_faults,
         reruns: args.reruns,
         shrink_budget: args.shrink_budget,
-        deadline,
+        deadline: deadline.map(|d| Instant::now() + Duration::from_millis(d.0)),
         keep_going: args.keep_going,
         har: args.har.clone(),
     };
     if let Some(dir) = &options.har {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("--har {}: cannot create: {e}", dir.display()))?;
-        let earlier = std::fs::read_dir(dir)
-            .map_err(|e| format!("--har {}: cannot read: {e}", dir.display()))?
+        let why = |what: &str, e: std::io::Error| format!("--har {}: {what}: {e}", dir.display());
+        std::fs::create_dir_all(dir).map_err(|e| why("cannot create", e))?;
+        let earlier = (std::fs::read_dir(dir).map_err(|e| why("cannot read", e))?)
             .filter_map(Result::ok)
             .any(|e| e.path().extension().is_some_and(|x| x == "har"));
         if earlier {
@@ -315,9 +312,8 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         }
     }
     let runtime = crate::serve::runtime()?;
-    if args.kill_matrix {
-        let start = args.start.as_deref();
-        let (only, max) = (&args.mutants, args.max_states);
+    let (out, code) = if args.kill_matrix {
+        let (start, only, max) = (args.start.as_deref(), &args.mutants, args.max_states);
         let rows = runtime.block_on(matrix::kill_matrix(&profile, &options, start, only, max))?;
         let out = match args.format {
             ConformFormat::Json => {
@@ -327,30 +323,30 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
             ConformFormat::Junit => crate::outcome::junit::render(&outcome::matrix(&rows)),
             f => crate::outcome::doc::draw(page::matrix(&rows), f == ConformFormat::Html),
         };
-        println!("{out}");
-        let missed = matrix::tally(&rows).2 > 0;
-        return Ok(ExitCode::from(u8::from(missed)));
-    }
-    let url = args
-        .target
-        .clone()
-        .or_else(|| profile.profile.base_url.clone())
-        .ok_or("no target: give --target URL or the profile's base_url")?;
-    let report = runtime.block_on(async {
-        let target = connect(&url, profile, args.max_states, EdgeSeam::REFERENCE).await?;
-        sweep(&target, &url, &options, None).await
-    })?;
-    let out = match args.format {
-        ConformFormat::Text => report.text(),
-        ConformFormat::Json => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?,
-        ConformFormat::Junit => crate::outcome::junit::render(&outcome::outcome(&report)),
-        f => crate::outcome::doc::draw(page::page(&report), f == ConformFormat::Html),
+        (format!("{out}\n"), u8::from(matrix::tally(&rows).2 > 0))
+    } else {
+        let url = (args.target.clone())
+            .or_else(|| profile.profile.base_url.clone())
+            .ok_or("no target: give --target URL or the profile's base_url")?;
+        let report = runtime.block_on(async {
+            let target = connect(&url, profile, args.max_states, EdgeSeam::REFERENCE).await?;
+            sweep(&target, &url, &options, None).await
+        })?;
+        let out = match args.format {
+            ConformFormat::Text => report.text(),
+            ConformFormat::Json => {
+                serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
+            }
+            ConformFormat::Junit => crate::outcome::junit::render(&outcome::outcome(&report)),
+            f => crate::outcome::doc::draw(page::page(&report), f == ConformFormat::Html),
+        };
+        (out, report.exit_code())
     };
     print!("{out}");
     if !out.ends_with('\n') {
         println!();
     }
-    Ok(ExitCode::from(report.exit_code()))
+    Ok(ExitCode::from(code))
 }
 
 /// The target, checked to answer and to take its controls; `seam`: the faults' decision
@@ -371,13 +367,11 @@ pub async fn connect(
         clock: record::TargetClock::default(),
         log_profile,
     };
-    run::probe(&target)
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    run::check_controls(&target, &format!("check{}", run_tag()))
-        .await
-        .map_err(|e| format!("{url}: {e}"))?;
-    Ok(target)
+    let checked = match run::probe(&target).await {
+        Ok(()) => run::check_controls(&target, &format!("check{}", run_tag())).await,
+        Err(e) => Err(e),
+    };
+    checked.map(|()| target).map_err(|e| format!("{url}: {e}"))
 }
 
 /// The generator's alphabet for a profile.
@@ -397,9 +391,8 @@ pub fn alphabet(profile: &profile::Loaded, proxy_faults: bool) -> generate::Alph
 /// A tag no earlier run used: without a reset endpoint, names must differ from any
 /// earlier run's (the wall clock names a run; it never decides a verdict).
 fn run_tag() -> String {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let t = since.map_or(0, |d| d.as_millis() as u64);
     format!("{:x}", t % 0xff_ffff)
 }
 
@@ -435,8 +428,8 @@ pub async fn sweep(
         let mut run = run::run_case(t, &case, &tag, o.har.is_some()).await?;
         if let (Some(dir), Some(har)) = (&o.har, run.registry.har.take()) {
             let path = dir.join(format!("seed-{seed}.har"));
-            std::fs::write(&path, har)
-                .map_err(|e| format!("--har: cannot write {}: {e}", path.display()))?;
+            let written = std::fs::write(&path, har);
+            written.map_err(|e| format!("--har: cannot write {}: {e}", path.display()))?;
         }
         report.registry.add(seed, std::mem::take(&mut run.registry));
         report.cases_run += 1;
@@ -502,8 +495,8 @@ fn finding(
         "payhub-verify conform against {}: seed {}, the shrunk case's model run",
         t.profile.profile.name, case.seed
     );
-    let mut script = payhub_sim::script::script_from_tape(&config, &tape, None, &about)
-        .unwrap_or_else(|e| format!("# no script: {e}\n"));
+    let script = payhub_sim::script::script_from_tape(&config, &tape, None, &about);
+    let mut script = script.unwrap_or_else(|e| format!("# no script: {e}\n"));
     for e in shrunk.run.exchanges.iter().filter(|e| e.round == round) {
         script.push_str(&format!(
             "# the target answered {}  →  {}\n",

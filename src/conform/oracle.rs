@@ -146,14 +146,10 @@ impl Oracle {
     /// Moves every state's clock by `by`, as a test clock does: the upstream driven and
     /// every timer due fired on the way.
     pub fn advance(&mut self, by: Millis) -> RoundVerdict {
-        self.each(|o, st| {
+        self.each("advance", |o, st| {
             let to = st.world.now.after(by);
             o.move_to(st, to)
         })
-        .map_or_else(
-            |e| RoundVerdict::Incomplete(format!("the model cannot advance: {e}")),
-            |()| RoundVerdict::Conforms,
-        )
     }
 
     /// Switches one of the platform's inputs in every state, as the target's control
@@ -166,32 +162,32 @@ impl Oracle {
             },
             case::Switch::Pause { on } => Control::SetChannelPaused { on },
         };
-        self.each(|o, st| o.apply(st, Choice::Control(control.clone())))
-            .map_or_else(
-                |e| RoundVerdict::Incomplete(format!("the model cannot switch {s}: {e}")),
-                |()| RoundVerdict::Conforms,
-            )
+        let what = format!("switch {s}");
+        self.each(&what, |o, st| o.apply(st, Choice::Control(control.clone())))
     }
 
-    /// `step` in every state, the states alike then merged.
+    /// `step` in every state, the states alike then merged; a step the model cannot take
+    /// (`what`) leaves the case incomplete.
     fn each(
         &mut self,
+        what: &str,
         step: impl Fn(&Self, &mut State) -> Result<(), String>,
-    ) -> Result<(), String> {
+    ) -> RoundVerdict {
         let mut next = Vec::new();
         for mut st in std::mem::take(&mut self.states) {
-            step(self, &mut st)?;
+            if let Err(e) = step(self, &mut st) {
+                return RoundVerdict::Incomplete(format!("the model cannot {what}: {e}"));
+            }
             next.push(st);
         }
         self.states = dedup(next);
-        Ok(())
+        RoundVerdict::Conforms
     }
 
     fn apply(&self, st: &mut State, choice: Choice) -> Result<(), String> {
         top_up(&mut st.world);
-        st.world
-            .apply(&self.config, &choice, None)
-            .map_err(|e| format!("{choice}: {e}"))?;
+        let applied = st.world.apply(&self.config, &choice, None);
+        applied.map_err(|e| format!("{choice}: {e}"))?;
         st.tape.push(choice);
         Ok(())
     }
@@ -247,19 +243,15 @@ impl Oracle {
     /// through the round (for the what-if script).
     pub fn model_run(&self, r: Round) -> Option<Vec<Choice>> {
         let st = self.states.first()?.clone();
-        let sent: Vec<Sent> = (r.sent.iter())
-            .filter(|s| s.after.is_none())
-            .map(|s| Sent {
-                seen: Seen::Any,
-                ..s.clone()
-            })
-            .collect();
-        let mut misses = Vec::new();
-        let found = self
-            .explore((0, st), Round { sent: &sent, ..r }, &mut misses)
-            .ok()?;
-        found
-            .into_iter()
+        let firsts = r.sent.iter().filter(|s| s.after.is_none());
+        let any = |s: &Sent| Sent {
+            seen: Seen::Any,
+            ..s.clone()
+        };
+        let sent: Vec<Sent> = firsts.map(any).collect();
+        let round = Round { sent: &sent, ..r };
+        let found = self.explore((0, st), round, &mut Vec::new()).ok()?;
+        (found.into_iter())
             .min_by_key(|s| s.tape.len())
             .map(|s| s.tape)
     }
@@ -299,19 +291,14 @@ impl Oracle {
         misses: &mut Vec<Missed>,
     ) -> Result<Vec<State>, String> {
         let limit = st.world.now.after(self.profile.horizon);
-        let ex = (r.sent.iter())
-            .map(|s| Ex {
-                sent: None,
-                delivered: false,
-                done: matches!(s.seen, Seen::NotSent),
-            })
-            .collect();
-        let link = st.world.link.iter();
-        let backlog = Arc::new(
-            link.filter(|(_, m)| !is_slow(&st.world, m))
-                .map(|(m, _)| m)
-                .collect(),
-        );
+        let ex = |s: &Sent| Ex {
+            sent: None,
+            delivered: false,
+            done: matches!(s.seen, Seen::NotSent),
+        };
+        let ex = r.sent.iter().map(ex).collect();
+        let link = st.world.link.iter().filter(|(_, m)| !is_slow(&st.world, m));
+        let backlog = Arc::new(link.map(|(m, _)| m).collect());
         let mut stack = vec![Node {
             from,
             st,
@@ -325,8 +312,7 @@ impl Oracle {
             nodes += 1;
             if nodes > NODE_BUDGET {
                 return Err(format!(
-                    "a round has more than {} interleavings to explore from one state (node budget)",
-                    NODE_BUDGET
+                    "a round has more than {NODE_BUDGET} interleavings to explore from one state (node budget)"
                 ));
             }
             match self.settle(&mut node, r) {
@@ -337,11 +323,9 @@ impl Oracle {
                 Err(Miss::World(e)) => return Err(e),
                 Ok(()) => {}
             }
-            if !visited.insert(hash_of(&(
-                key_of(&node.st.world, &node.st.ids),
-                branch_of(&node.st),
-                &node.ex,
-            ))) {
+            let st = &node.st;
+            let key = (key_of(&st.world, &st.ids), branch_of(st), &node.ex);
+            if !visited.insert(hash_of(&key)) {
                 continue;
             }
             if node.ex.iter().all(|e| e.done) {
@@ -410,12 +394,9 @@ impl Oracle {
             }
         }
         let concurrent = is_concurrent(sent);
-        out.extend(
-            link_moves(w, &node.backlog)
-                .into_iter()
-                .filter(|(_, kind)| !kind.eager(concurrent, !self.dialect.strict))
-                .map(|(c, _)| Move::one(c, None)),
-        );
+        let lazy = link_moves(w, &node.backlog).into_iter();
+        let lazy = lazy.filter(|(_, kind)| !kind.eager(concurrent, !self.dialect.strict));
+        out.extend(lazy.map(|(c, _)| Move::one(c, None)));
         // Time passes while the target takes time to answer, within the horizon.
         let waiting = node.ex.iter().any(|e| e.delivered && !e.done);
         if waiting && w.next_deadline().is_some_and(|d| d <= limit) {
@@ -502,10 +483,8 @@ impl Oracle {
         let ns = self.profile.namespace(s.req.key_of);
         // The request as the model's reading of the target's answer has it; `None`: a
         // reading under which it executed nowhere.
-        let Some(req) = self
-            .as_read(&mut node.st, i, s)
-            .map_err(|e| Miss::Answer(i, e))?
-        else {
+        let read = self.as_read(&mut node.st, i, s);
+        let Some(req) = read.map_err(|e| Miss::Answer(i, e))? else {
             node.ex[i].finish();
             return Ok(());
         };

@@ -82,11 +82,10 @@ impl Oracle {
                 break;
             }
         }
-        (trace.stream.iter())
-            .filter_map(|e| match &e.what {
-                What::Answered { id: a, rule, .. } if *a == id => Some(rule.id()),
-                _ => None,
-            })
-            .collect()
+        let rule = |e: &payhub_model::event::Event| match &e.what {
+            What::Answered { id: a, rule, .. } if *a == id => Some(rule.id()),
+            _ => None,
+        };
+        trace.stream.iter().filter_map(rule).collect()
     }
 }

@@ -80,17 +80,12 @@ pub(super) fn link_moves(w: &World, backlog: &[MsgId]) -> Vec<(Choice, LinkMove)
 
 /// Drops webhooks and answers to requests of earlier rounds (nobody reads them).
 pub(super) fn drop_stray(o: &Oracle, st: &mut State, ours: &[RequestId]) -> Result<bool, String> {
-    let stray: Vec<MsgId> = st
-        .world
-        .net
-        .iter()
-        .filter(|(_, p)| match p {
-            Payload::Webhook { .. } => true,
-            Payload::Response { id, .. } => !ours.contains(id),
-            Payload::Request { .. } => false,
-        })
-        .map(|(m, _)| m)
-        .collect();
+    let stray = st.world.net.iter().filter(|(_, p)| match p {
+        Payload::Webhook { .. } => true,
+        Payload::Response { id, .. } => !ours.contains(id),
+        Payload::Request { .. } => false,
+    });
+    let stray: Vec<MsgId> = stray.map(|(m, _)| m).collect();
     for msg in &stray {
         o.apply(st, Choice::Drop { msg: *msg })?;
     }
@@ -99,10 +94,8 @@ pub(super) fn drop_stray(o: &Oracle, st: &mut State, ours: &[RequestId]) -> Resu
 
 pub(super) fn dedup(states: Vec<State>) -> Vec<State> {
     let mut seen = HashSet::new();
-    states
-        .into_iter()
-        .filter(|s| seen.insert((key_of(&s.world, &s.ids), super::branch_of(s))))
-        .collect()
+    let new = |s: &State| seen.insert((key_of(&s.world, &s.ids), super::branch_of(s)));
+    states.into_iter().filter(new).collect()
 }
 
 /// A move of the exploration: choices applied at once, the request it delivers or
@@ -137,10 +130,8 @@ fn processing(w: &World, endpoint: &Endpoint) -> bool {
     let Endpoint::CancelPayment { payment_id } = endpoint else {
         return false;
     };
-    w.platform
-        .payments()
-        .get(payment_id)
-        .is_some_and(|p| p.status == PaymentStatus::Processing)
+    let payment = w.platform.payments().get(payment_id);
+    payment.is_some_and(|p| p.status == PaymentStatus::Processing)
 }
 
 /// The reading a delivery in the model's own way takes, for a target that answered
@@ -155,13 +146,8 @@ fn switches(w: &World) -> (Vec<Choice>, Vec<Choice>) {
         .map(MerchantId)
         .filter(|m| w.platform.is_rate_limited(*m));
     let switch = |on: bool| {
-        let limits = limited
-            .clone()
-            .map(|merchant| Control::SetRateLimited { merchant, on });
-        let pause = w
-            .platform
-            .channel_paused()
-            .then_some(Control::SetChannelPaused { on });
+        let limits = (limited.clone()).map(|merchant| Control::SetRateLimited { merchant, on });
+        let pause = (w.platform.channel_paused()).then_some(Control::SetChannelPaused { on });
         limits.chain(pause).map(Choice::Control).collect()
     };
     (switch(false), switch(true))
@@ -194,10 +180,8 @@ impl Oracle {
         }
         // What the model answers with its switches as they are.
         let mut trial = w.clone();
-        if trial
-            .apply(&self.config, &Choice::Deliver { msg, branch: None }, None)
-            .is_err()
-        {
+        let deliver = Choice::Deliver { msg, branch: None };
+        if trial.apply(&self.config, &deliver, None).is_err() {
             return out;
         }
         let Some((_, answer)) = answer_in_flight(&trial, id) else {
@@ -237,22 +221,14 @@ impl Oracle {
         }
         // Off, delivered (each alternative of a branch point it reaches), on again.
         let mut unswitched = w.clone();
-        if off
-            .iter()
-            .any(|c| unswitched.apply(&self.config, c, None).is_err())
-        {
+        if (off.iter()).any(|c| unswitched.apply(&self.config, c, None).is_err()) {
             return out;
         }
         let branches = self.branches(&unswitched, request);
         for reading in taken {
             for &branch in &branches {
                 let deliver = Choice::Deliver { msg, branch };
-                let choices = off
-                    .iter()
-                    .cloned()
-                    .chain([deliver])
-                    .chain(on.clone())
-                    .collect();
+                let choices = [&off[..], &[deliver][..], &on[..]].concat();
                 out.push(Move {
                     choices,
                     marks: Some((i, false)),
@@ -338,16 +314,10 @@ impl Oracle {
 /// The readings that make a state's branch (every point but those judged per answer),
 /// part of its identity.
 pub(super) fn branch_of(st: &State) -> Vec<Reading> {
-    let mut v: Vec<Reading> = st
-        .readings
-        .iter()
-        .map(|t| t.reading)
-        .filter(|r| {
-            !matches!(
-                r.point(),
-                readings::Point::UnnamedCodes | readings::Point::RefusalOrder
-            )
-        })
+    use readings::Point::{RefusalOrder, UnnamedCodes};
+    let branch = (st.readings.iter()).map(|t| t.reading);
+    let mut v: Vec<Reading> = branch
+        .filter(|r| !matches!(r.point(), UnnamedCodes | RefusalOrder))
         .collect();
     v.sort();
     v

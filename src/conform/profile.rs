@@ -136,9 +136,7 @@ pub struct KeyEntry {
     pub merchant: Option<String>,
 }
 
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CardOutcome {
     Approve,
@@ -165,19 +163,19 @@ pub enum CardOutcome {
 impl CardOutcome {
     /// The model's test card for this outcome, if it has one.
     pub fn model_card(self) -> Option<char> {
-        match self {
-            CardOutcome::Approve => Some('A'),
-            CardOutcome::Decline => Some('B'),
-            CardOutcome::RequireAction => Some('C'),
-            CardOutcome::Slow => Some('D'),
-            CardOutcome::Silent => Some('E'),
-            CardOutcome::Fail => Some('F'),
-            CardOutcome::SlowCancel => Some('G'),
-            // The model's card C: for a target that is not strict the oracle places the
-            // acquirer's word on a cancel before or after the synchronous wait (S12).
-            CardOutcome::RequiresActionCancelUnconfirmed => Some('C'),
-            CardOutcome::DeclineSlow => None,
-        }
+        use CardOutcome::*;
+        Some(match self {
+            Approve => 'A',
+            Decline => 'B',
+            // RequiresActionCancelUnconfirmed: for a target that is not strict the oracle
+            // places the acquirer's word on a cancel before or after the synchronous wait (S12).
+            RequireAction | RequiresActionCancelUnconfirmed => 'C',
+            Slow => 'D',
+            Silent => 'E',
+            Fail => 'F',
+            SlowCancel => 'G',
+            DeclineSlow => return None,
+        })
     }
 }
 
@@ -267,31 +265,23 @@ impl Loaded {
             n.filter(|n| (1..=4).contains(n))
                 .ok_or_else(|| format!("api_keys: model key {:?} is not one of ak_1…ak_4", k.model))
         };
-        let model_keys: Vec<u32> = profile
-            .api_keys
-            .iter()
+        let model_keys: Vec<u32> = (profile.api_keys.iter())
             .map(model_key)
             .collect::<Result<_, _>>()?;
         if !model_keys.contains(&1) {
             return Err("api_keys: no key stands for ak_1 (merchant 1, test)".into());
         }
-        if !profile
-            .cards
-            .iter()
-            .any(|c| c.outcome == CardOutcome::Approve)
-        {
+        if !(profile.cards.iter()).any(|c| c.outcome == CardOutcome::Approve) {
             return Err("cards: no card with outcome approve".into());
         }
+        let branch = |n: &String| {
+            let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
+            let known = format!("branches: unknown branch {n:?} (one of {})", all.join(", "));
+            Branch::from_name(n).ok_or(known)
+        };
         let branches = match &profile.branches {
             None => Branch::ALL.to_vec(),
-            Some(names) => (names.iter())
-                .map(|n| {
-                    let all: Vec<&str> = Branch::ALL.iter().map(|b| b.as_str()).collect();
-                    let known =
-                        format!("branches: unknown branch {n:?} (one of {})", all.join(", "));
-                    Branch::from_name(n).ok_or(known)
-                })
-                .collect::<Result<Vec<_>, _>>()?,
+            Some(names) => names.iter().map(branch).collect::<Result<Vec<_>, _>>()?,
         };
         let duration = |what: &str, v: &Option<String>, default: Millis| match v {
             None => Ok(default),
@@ -328,10 +318,7 @@ impl Loaded {
                     s.property
                 ));
             }
-            if !payhub_properties::PROPERTIES
-                .iter()
-                .any(|p| p.name == s.property)
-            {
+            if !(payhub_properties::PROPERTIES.iter()).any(|p| p.name == s.property) {
                 return Err(format!(
                     "suppress: {:?} is not a property of the registry",
                     s.property
@@ -396,25 +383,23 @@ impl Loaded {
         v.into_iter().collect()
     }
 
+    /// Each of the profile's keys with the model key (`ak_N`) it stands for.
+    fn keys(&self) -> impl Iterator<Item = (u32, &KeyEntry)> {
+        self.model_keys.iter().copied().zip(&self.profile.api_keys)
+    }
+
     /// The target's name of model merchant `n` (`{merchant}`).
     pub fn merchant_name(&self, n: u32) -> String {
-        self.model_keys
-            .iter()
-            .zip(&self.profile.api_keys)
-            .find(|(k, e)| merchant_of(**k) == n && e.merchant.is_some())
-            .and_then(|(_, e)| e.merchant.clone())
+        let mut keys = self.keys().filter(|(k, _)| merchant_of(*k) == n);
+        keys.find_map(|(_, e)| e.merchant.clone())
             .unwrap_or_else(|| n.to_string())
     }
 
     /// The target's keys standing for model key `ak_N`, in the profile's order (more than
     /// one: rotation).
     pub fn target_keys(&self, model: u32) -> Vec<&str> {
-        self.model_keys
-            .iter()
-            .zip(&self.profile.api_keys)
-            .filter(|(m, _)| **m == model)
-            .map(|(_, e)| e.key.as_str())
-            .collect()
+        let keys = self.keys().filter(|(m, _)| *m == model);
+        keys.map(|(_, e)| e.key.as_str()).collect()
     }
 
     /// A request body as the target takes it: the card under the profile's `card_field`.

@@ -133,7 +133,8 @@ impl Point {
 
 impl Reading {
     pub fn point(self) -> Point {
-        Point::all()
+        let mut points = Point::all();
+        points
             .find(|p| p.readings().contains(&self))
             .unwrap_or(Point::UnnamedFields)
     }
@@ -223,12 +224,10 @@ pub fn take(taken: &mut Vec<Taken>, at: Taken, pins: &Pins) -> Result<(), String
         p,
         Point::UnnamedCodes | Point::RefusalOrder | Point::RetryAfter429
     );
-    if !per_answer
-        && let Some(other) = taken
-            .iter()
-            .map(|t| t.reading)
-            .find(|t| t.point() == p && *t != r)
-    {
+    let mut others = (taken.iter())
+        .map(|t| t.reading)
+        .filter(|t| t.point() == p && *t != r);
+    if !per_answer && let Some(other) = others.next() {
         return Err(format!(
             "{}: the answer shows the reading {} where the target showed {} before",
             p.name(),

@@ -174,10 +174,8 @@ impl Recorder {
 
     /// Records a round's exchanges that reached the target, stamped on `clock`.
     pub fn round(&mut self, clock: &TargetClock, sent: &[Sent]) {
-        let mut exchanges: Vec<&Sent> = sent
-            .iter()
-            .filter(|s| !matches!(s.seen, Seen::NotSent))
-            .collect();
+        let reached = sent.iter().filter(|s| !matches!(s.seen, Seen::NotSent));
+        let mut exchanges: Vec<&Sent> = reached.collect();
         exchanges.sort_by_key(|e| e.at.0);
         let instants: Vec<Instant> = exchanges.iter().flat_map(|e| [e.at.0, e.at.1]).collect();
         let stamps = self.stamps.stamp(clock, &instants);
@@ -217,15 +215,11 @@ impl Recorder {
         }
         self.feed.finish();
         let name = |s: &WireSeen| format!("exchange {} at +{}", s.id.0, s.sent);
+        let unreadable = (self.feed.skips.iter()).map(|(label, why)| format!("{label}: {why}"));
         CaseVerdicts {
             verdicts: self.feed.verdicts(&name),
             judged: self.feed.judged,
-            unreadable: self
-                .feed
-                .skips
-                .iter()
-                .map(|(label, why)| format!("{label}: {why}"))
-                .collect(),
+            unreadable: unreadable.collect(),
             lines: self.lines,
             har: self
                 .har

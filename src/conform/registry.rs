@@ -4,7 +4,8 @@
 
 use super::record::CaseVerdicts;
 use payhub_properties::Kind;
-use payhub_properties::verdict::Status;
+use payhub_properties::facts::wire::Seen as WireSeen;
+use payhub_properties::verdict::{Status, Verdict};
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -105,25 +106,20 @@ impl Registry {
         self.cases += 1;
         self.exchanges += case.judged;
         if self.properties.is_empty() {
-            self.properties = case
-                .verdicts
-                .iter()
-                .map(|v| PropertyRow {
-                    name: v.name,
-                    kind: v.kind,
-                    rules: v.rules.clone(),
-                    judges: if v.judges_platform() {
-                        Judges::Target
-                    } else {
-                        Judges::Merchant
-                    },
-                    status: Status::CannotJudge,
-                    cases: Counts::default(),
-                    missing: Vec::new(),
-                    witness: None,
-                    suppressed: None,
-                })
-                .collect();
+            let judges =
+                |v: &Verdict| [Judges::Merchant, Judges::Target][usize::from(v.judges_platform())];
+            let row = |v: &Verdict| PropertyRow {
+                name: v.name,
+                kind: v.kind,
+                rules: v.rules.clone(),
+                judges: judges(v),
+                status: Status::CannotJudge,
+                cases: Counts::default(),
+                missing: Vec::new(),
+                witness: None,
+                suppressed: None,
+            };
+            self.properties = case.verdicts.iter().map(row).collect();
         }
         for v in &case.verdicts {
             let Some(row) = self.properties.iter_mut().find(|r| r.name == v.name) else {
@@ -138,24 +134,22 @@ impl Registry {
                 Status::CannotJudge => &mut c.cannot_judge,
             } += 1;
             if v.status == Status::CannotJudge && row.missing.is_empty() {
-                row.missing = v
+                let missing = v
                     .missing
                     .iter()
-                    .map(|m| format!("{}: {}", m.evidence, m.why))
-                    .collect();
+                    .map(|m| format!("{}: {}", m.evidence, m.why));
+                row.missing = missing.collect();
             }
             if v.status == Status::Violated && row.witness.is_none() {
                 let entries = v.witness.as_ref().map_or(&[][..], |w| &w.entries[..]);
+                let exchange = |s: &WireSeen| {
+                    let line = case.lines.get(s.id.0 as usize - 1);
+                    format!("exchange {}: {}", s.id.0, line.map_or("?", |l| l))
+                };
                 row.witness = Some(CaseWitness {
                     seed,
                     detail: v.detail.clone().unwrap_or_default(),
-                    exchanges: entries
-                        .iter()
-                        .map(|s| {
-                            let line = case.lines.get(s.id.0 as usize - 1);
-                            format!("exchange {}: {}", s.id.0, line.map_or("?", |l| l))
-                        })
-                        .collect(),
+                    exchanges: entries.iter().map(exchange).collect(),
                 });
             }
             if weight(v.status) > weight(row.status) {
@@ -165,47 +159,41 @@ impl Registry {
     }
 
     fn target(&self) -> impl Iterator<Item = &PropertyRow> {
-        self.properties
-            .iter()
-            .filter(|r| r.judges == Judges::Target)
+        (self.properties.iter()).filter(|r| r.judges == Judges::Target)
     }
 
     /// The properties judging the target that a case violated.
     pub fn violated(&self) -> Vec<&PropertyRow> {
-        self.target()
-            .filter(|r| r.status == Status::Violated && r.suppressed.is_none())
-            .collect()
+        let counted = |r: &&PropertyRow| r.status == Status::Violated && r.suppressed.is_none();
+        self.target().filter(counted).collect()
     }
 
     /// Marks the properties the profile suppresses; one line per suppression, with what
     /// it hides over this run.
     pub fn suppress(&mut self, suppress: &[super::profile::Suppress]) -> Vec<String> {
-        suppress
-            .iter()
-            .map(|s| {
-                let row = self.properties.iter_mut().find(|r| r.name == s.property);
-                let hides = match row {
-                    Some(row) => {
-                        row.suppressed = Some(s.reason.clone());
-                        match &row.witness {
-                            Some(w) => format!(
-                                "hides {} violating cases; first: seed {}: {}",
-                                row.cases.violated, w.seed, w.detail
-                            ),
-                            None => "hides nothing in this run".to_owned(),
-                        }
+        let line = |s: &super::profile::Suppress| {
+            let row = self.properties.iter_mut().find(|r| r.name == s.property);
+            let hides = match row {
+                Some(row) => {
+                    row.suppressed = Some(s.reason.clone());
+                    match &row.witness {
+                        Some(w) => format!(
+                            "hides {} violating cases; first: seed {}: {}",
+                            row.cases.violated, w.seed, w.detail
+                        ),
+                        None => "hides nothing in this run".to_owned(),
                     }
-                    None => "hides nothing in this run (not judged)".to_owned(),
-                };
-                format!("suppressed: {} ({}): {hides}", s.property, s.reason)
-            })
-            .collect()
+                }
+                None => "hides nothing in this run (not judged)".to_owned(),
+            };
+            format!("suppressed: {} ({}): {hides}", s.property, s.reason)
+        };
+        suppress.iter().map(line).collect()
     }
 
     /// Whether a property judging the target held or was reached.
     fn judged_something(&self) -> bool {
-        self.target()
-            .any(|r| matches!(r.status, Status::Holds | Status::Reached))
+        (self.target()).any(|r| matches!(r.status, Status::Holds | Status::Reached))
     }
 
     /// The registry's part of the exit code after `cases_run` cases (module doc).
@@ -261,11 +249,10 @@ impl Registry {
         for r in self.violated() {
             s.push_str(&r.violation_text());
         }
-        let held: Vec<&str> = self
+        let held = self
             .target()
-            .filter(|r| matches!(r.status, Status::Holds | Status::Reached))
-            .map(|r| r.name)
-            .collect();
+            .filter(|r| matches!(r.status, Status::Holds | Status::Reached));
+        let held: Vec<&str> = held.map(|r| r.name).collect();
         if !held.is_empty() {
             let _ = writeln!(s, "  hold over the wire: {}", held.join(", "));
         }

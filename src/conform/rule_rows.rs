@@ -34,19 +34,15 @@ pub fn rows(registry: &Registry) -> Vec<RuleRow> {
         .iter()
         .filter(|r| r.enforcer() == Enforcer::Platform)
         .map(|rule| {
-            let props: Vec<&PropertyRow> = registry
-                .properties
-                .iter()
-                .filter(|p| p.judges == Judges::Target && p.rules.contains(&rule.id()))
-                .collect();
-            let violated = props
-                .iter()
-                .any(|p| p.status == Status::Violated && p.suppressed.is_none());
-            let judged: usize = props
-                .iter()
-                .map(|p| p.cases.holds + p.cases.reached + p.cases.unreached + p.cases.violated)
-                .max()
-                .unwrap_or(0);
+            let judges =
+                |p: &&PropertyRow| p.judges == Judges::Target && p.rules.contains(&rule.id());
+            let props: Vec<&PropertyRow> = registry.properties.iter().filter(judges).collect();
+            let violated =
+                (props.iter()).any(|p| p.status == Status::Violated && p.suppressed.is_none());
+            let c = |p: &&PropertyRow| {
+                p.cases.holds + p.cases.reached + p.cases.unreached + p.cases.violated
+            };
+            let judged: usize = props.iter().map(c).max().unwrap_or(0);
             let verdict = if violated {
                 RuleVerdict::Violated
             } else if judged > 0 {
@@ -56,9 +52,8 @@ pub fn rows(registry: &Registry) -> Vec<RuleRow> {
             } else {
                 RuleVerdict::Blind
             };
-            let why = (verdict == RuleVerdict::Blind)
-                .then(|| props.iter().flat_map(|p| p.missing.iter()).next().cloned())
-                .flatten();
+            let missing = props.iter().flat_map(|p| p.missing.iter()).next().cloned();
+            let why = missing.filter(|_| verdict == RuleVerdict::Blind);
             RuleRow {
                 rule: rule.id(),
                 verdict,

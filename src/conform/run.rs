@@ -29,7 +29,7 @@ pub struct Target {
 }
 
 /// One exchange as the report prints it.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Exchange {
     pub round: usize,
     pub request: String,
@@ -37,23 +37,10 @@ pub struct Exchange {
     /// An answer of the breaking round that no model state explains with the others
     /// (the closest paths' misses): the witness.
     pub unexplained: bool,
-    /// The request's place in its round's list (`None`: a note).
+    /// The request's place in its round's list (`None`: a note of a round that sends
+    /// nothing, a clock move or a control).
     #[serde(skip)]
     pub place: Option<usize>,
-}
-
-impl Exchange {
-    /// A round that sends nothing (a clock move, a control), as a note.
-    fn note(round: usize, request: String) -> Exchange {
-        let (answer, unexplained, place) = (String::new(), false, None);
-        Exchange {
-            round,
-            request,
-            answer,
-            unexplained,
-            place,
-        }
-    }
 }
 
 /// How a case went.
@@ -111,15 +98,10 @@ async fn control(
     fill: Fill,
     merchant: Option<u32>,
 ) -> Result<(), String> {
-    let mut merchants: Vec<u32> = t
-        .profile
-        .model_keys
-        .iter()
-        .map(|k| merchant_of(*k))
-        .collect();
-    merchants.sort();
+    let merchants = (t.profile.model_keys.iter()).map(|k| merchant_of(*k));
+    let merchants: std::collections::BTreeSet<u32> = merchants.collect();
     let mut reqs = Vec::new();
-    for m in merchant.map_or(merchants, |m| vec![m]) {
+    for m in merchant.map_or(merchants, |m| [m].into()) {
         let mut fill = fill.clone();
         fill.insert("merchant", t.profile.merchant_name(m).into());
         let r = template.render(&fill);
@@ -144,14 +126,10 @@ async fn control(
 /// is one merchant's; a pause is sent for each merchant of the keys.
 pub(super) async fn switch(t: &Target, s: Switch) -> Result<(), String> {
     let controls = &t.profile.profile.controls;
+    let (limit, pause) = (&controls.rate_limit, &controls.pause);
     let (entry, on, what, merchant) = match s {
-        Switch::RateLimit { on, merchant } => (
-            &controls.rate_limit,
-            on,
-            "controls.rate_limit",
-            Some(merchant),
-        ),
-        Switch::Pause { on } => (&controls.pause, on, "controls.pause", None),
+        Switch::RateLimit { on, merchant } => (limit, on, "controls.rate_limit", Some(merchant)),
+        Switch::Pause { on } => (pause, on, "controls.pause", None),
     };
     let Some(c) = entry else {
         return Err(format!(
@@ -190,19 +168,11 @@ pub async fn check_controls(t: &Target, tag: &str) -> Result<(), String> {
 
 /// One create under a fresh key and order number: its status.
 async fn create(t: &Target, tag: &str) -> Result<u16, String> {
-    let req = Req {
-        key_of: 1,
-        key: KeyUse::Slot(1),
-        op: Op::approved(1),
-        fault: Fault::None,
-        rotation: 0,
-    };
+    let req = Req::new(1, KeyUse::Slot(1), Op::approved(1));
     let names = Names::new(t.profile.prefix(), tag);
     let http = render(t, &names, &Default::default(), &req).wire();
-    crate::wire::send(&t.addr, &http, timeout(t))
-        .await
-        .map(|r| r.status)
-        .map_err(|e| down_or("checking the controls: POST /v1/payments", e))
+    let reply = wire::send(&t.addr, &http, timeout(t)).await;
+    (reply.map(|r| r.status)).map_err(|e| down_or("checking the controls: POST /v1/payments", e))
 }
 
 /// Moves the target's clock by `by` with `clock.advance`, and checks with `clock.read`
@@ -218,9 +188,8 @@ async fn move_clock(t: &Target, by: payhub_model::Millis) -> Result<(), String> 
         None => None,
     };
     let fill = Fill::from([("seconds", by.0.div_ceil(1000).into()), ("ms", by.0.into())]);
-    control(t, advance, fill, None)
-        .await
-        .map_err(|e| format!("clock.advance: {e}"))?;
+    let moved = control(t, advance, fill, None).await;
+    moved.map_err(|e| format!("clock.advance: {e}"))?;
     let Some((r, (before, read_at))) = read.zip(before) else {
         t.clock.moved(by.0);
         return Ok(());
@@ -234,8 +203,7 @@ async fn move_clock(t: &Target, by: payhub_model::Millis) -> Result<(), String> 
     }
     // What the target says it moved, less the wall time the stamps count already.
     let wall = read_at.elapsed().as_millis() as i128;
-    t.clock
-        .moved(u64::try_from(after - before - wall).unwrap_or(0).max(by.0));
+    (t.clock).moved(u64::try_from(after - before - wall).unwrap_or(0).max(by.0));
     Ok(())
 }
 
@@ -265,9 +233,8 @@ pub(super) fn down_or(what: &str, e: WireError) -> String {
 
 /// The target's time in milliseconds, read with `clock.read`.
 async fn read_clock(t: &Target, r: &super::profile::ClockRead) -> Result<i128, String> {
-    let reply = direct(t, "GET", &r.path, None)
-        .await
-        .map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
+    let reply = direct(t, "GET", &r.path, None).await;
+    let reply = reply.map_err(|e| format!("clock.read: GET {}: {e}", r.path))?;
     let body: serde_json::Value = serde_json::from_str(&reply.body)
         .map_err(|e| format!("clock.read: GET {} is not JSON: {e}", r.path))?;
     clock_ms(&body, r).ok_or_else(|| {
@@ -303,9 +270,8 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
             path: reset.clone(),
             body: None,
         };
-        control(t, &reset, Fill::new(), None)
-            .await
-            .map_err(|e| format!("isolation.reset: {e}"))?;
+        let done = control(t, &reset, Fill::new(), None).await;
+        done.map_err(|e| format!("isolation.reset: {e}"))?;
     }
     let mut oracle = Oracle::new(&t.profile, t.max_states);
     let mut refs = TargetRefs::default();
@@ -315,11 +281,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
     let mut outcome = CaseOutcome::Conforms;
     for (ri, round) in case.rounds.iter().enumerate() {
         oracle.round_no = ri;
-        let before = oracle
-            .states
-            .first()
-            .map(|s| s.tape.clone())
-            .unwrap_or_default();
+        let before = (oracle.states.first()).map_or_else(Vec::new, |s| s.tape.clone());
         let round_refs = refs.clone();
         let at = |sent| oracle::Round {
             names: &names,
@@ -327,18 +289,20 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
             sent,
         };
         let mut sent = Vec::new();
+        let note = |request| Exchange {
+            round: ri,
+            request,
+            ..Exchange::default()
+        };
         let verdict = match round {
             Round::Advance(by) => {
                 move_clock(t, *by).await?;
-                exchanges.push(Exchange::note(
-                    ri,
-                    format!("(the target's clock moves {by})"),
-                ));
+                exchanges.push(note(format!("(the target's clock moves {by})")));
                 oracle.advance(*by)
             }
             Round::Control(s) => {
                 switch(t, *s).await?;
-                exchanges.push(Exchange::note(ri, s.to_string()));
+                exchanges.push(note(s.to_string()));
                 oracle.control(*s)
             }
             Round::Send(reqs) => {
@@ -444,9 +408,7 @@ async fn send_round(
     let mut sent = Vec::new();
     let mut seconds = Vec::new();
     for (i, (task, (req, http))) in tasks.into_iter().zip(reqs.iter().zip(&https)).enumerate() {
-        let f = task
-            .await
-            .map_err(|e| format!("a request task failed: {e}"))?;
+        let f = (task.await).map_err(|e| format!("a request task failed: {e}"))?;
         if let Some(why) = f.failure {
             failed.push(format!("{}: {why}", http.notation()));
         }
@@ -520,17 +482,10 @@ fn sent_of(
 /// Whether the target answers at all (a GET of a Payment nobody has).
 pub async fn probe(t: &Target) -> Result<(), String> {
     let key = t.profile.target_keys(1).first().copied().unwrap_or("");
-    let req = WireRequest::api(
-        "GET",
-        "/v1/payments/pay_demo_999",
-        &format!("Bearer {key}"),
-        None,
-        None,
-    );
-    wire::send(&t.addr, &req, timeout(t))
-        .await
-        .map(|_| ())
-        .map_err(|e| down_or("the target does not answer HTTP", e))
+    let auth = format!("Bearer {key}");
+    let req = WireRequest::api("GET", "/v1/payments/pay_demo_999", &auth, None, None);
+    let reply = wire::send(&t.addr, &req, timeout(t)).await;
+    (reply.map(|_| ())).map_err(|e| down_or("the target does not answer HTTP", e))
 }
 
 /// A round's requests in the order the report prints them: each (by its place in the
@@ -551,17 +506,11 @@ fn readings_shown(oracle: &Oracle, exchanges: &[Exchange]) -> Vec<(Reading, Stri
     let Some(first) = oracle.states.first() else {
         return Vec::new();
     };
-    first
-        .readings
-        .iter()
-        .filter(|t| {
-            oracle
-                .states
-                .iter()
-                .all(|s| s.readings.iter().any(|x| x.reading == t.reading))
-        })
-        .map(|t| (t.reading, first_shown(t, exchanges)))
-        .collect()
+    let every = |t: &&Taken| {
+        (oracle.states.iter()).all(|s| s.readings.iter().any(|x| x.reading == t.reading))
+    };
+    let shown = |t: &Taken| (t.reading, first_shown(t, exchanges));
+    first.readings.iter().filter(every).map(shown).collect()
 }
 
 /// The line naming the exchange that showed `t` first.

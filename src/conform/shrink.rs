@@ -40,11 +40,7 @@ fn candidates(case: &Case) -> Vec<Case> {
                 v.remove(j);
             });
         }
-        for (j, _) in reqs
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.fault != Fault::None)
-        {
+        for j in (0..reqs.len()).filter(|&j| reqs[j].fault != Fault::None) {
             send(&|v| v[j].fault = Fault::None);
         }
     }

@@ -37,16 +37,15 @@ pub struct PointRow {
 }
 
 pub fn rows(pins: &Pins) -> Vec<PointRow> {
-    Point::all()
-        .map(|p| PointRow {
-            point: p,
-            name: p.name(),
-            assumption: p.assumption(),
-            model: p.readings()[0].name(),
-            pinned: pins.get(&p).map(|r| r.name()),
-            shown: Vec::new(),
-        })
-        .collect()
+    let row = |p: Point| PointRow {
+        point: p,
+        name: p.name(),
+        assumption: p.assumption(),
+        model: p.readings()[0].name(),
+        pinned: pins.get(&p).map(|r| r.name()),
+        shown: Vec::new(),
+    };
+    Point::all().map(row).collect()
 }
 
 /// Adds the readings one conforming case showed.
@@ -75,23 +74,17 @@ pub(super) fn taken(row: &PointRow) -> String {
     if row.shown.is_empty() {
         return "not exercised".into();
     }
-    row.shown
-        .iter()
-        .map(|s| {
-            let own = if s.model { ", the model's" } else { "" };
-            format!("{} ({} cases{own})", s.name, s.cases)
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    let shown = |s: &Shown| {
+        let own = if s.model { ", the model's" } else { "" };
+        format!("{} ({} cases{own})", s.name, s.cases)
+    };
+    row.shown.iter().map(shown).collect::<Vec<_>>().join(", ")
 }
 
 pub fn text(rows: &[PointRow]) -> String {
     let mut s = String::from("silent points (the reading the target's answers showed):\n");
     for row in rows {
-        let pin = row
-            .pinned
-            .map(|p| format!(", pinned {p}"))
-            .unwrap_or_default();
+        let pin = (row.pinned).map_or(String::new(), |p| format!(", pinned {p}"));
         let _ = writeln!(
             s,
             "  {} ({}{pin}): {}",
