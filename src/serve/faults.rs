@@ -244,23 +244,14 @@ pub fn order_of(request: &ApiRequest) -> Option<&str> {
 
 impl Rule {
     fn matches(&self, request: &ApiRequest) -> bool {
-        let endpoint = self
-            .endpoint
-            .as_deref()
-            .is_none_or(|e| e == endpoint_name(&request.endpoint));
-        let api_key = self
-            .api_key
-            .as_deref()
-            .is_none_or(|k| k == request.api_key.to_string());
-        let key = self
-            .key
-            .as_deref()
-            .is_none_or(|k| request.idempotency_key.as_ref().map(|t| t.as_str()) == Some(k));
-        let order = self
-            .order
-            .as_deref()
-            .is_none_or(|o| order_of(request) == Some(o));
-        endpoint && api_key && key && order
+        let is = |want: &Option<String>, got: Option<&str>| {
+            want.as_deref().is_none_or(|w| Some(w) == got)
+        };
+        let key = request.idempotency_key.as_ref().map(|t| t.as_str());
+        is(&self.endpoint, Some(endpoint_name(&request.endpoint)))
+            && is(&self.api_key, Some(&request.api_key.to_string()))
+            && is(&self.key, key)
+            && is(&self.order, order_of(request))
     }
 }
 
