@@ -286,17 +286,16 @@ fn router(edge: Arc<Edge>) -> Router {
 
 /// The body, within the limits; the edge's answer otherwise.
 async fn read_body(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HttpReply> {
-    let too_large = || {
-        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
-        reply.status = 413;
-        reply
+    let refused = |status| HttpReply {
+        status,
+        ..HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body))
     };
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > BODY_BYTES_MAX as u64) {
-        return Err(too_large());
+        return Err(refused(413));
     }
     match tokio::time::timeout(
         BODY_READ_TIMEOUT,
@@ -306,17 +305,11 @@ async fn read_body(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HttpReply
     {
         Ok(Ok(bytes)) => Ok(bytes.to_vec()),
         // Past the bound: 413; a body cut short or badly chunked: 400.
-        Ok(Err(e)) => Err(
-            match e.into_inner().is::<http_body_util::LengthLimitError>() {
-                true => too_large(),
-                false => HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body)),
-            },
-        ),
-        Err(_) => {
-            let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
-            reply.status = 408;
-            Err(reply)
-        }
+        Ok(Err(e)) => match e.into_inner().is::<http_body_util::LengthLimitError>() {
+            true => Err(refused(413)),
+            false => Err(refused(400)),
+        },
+        Err(_) => Err(refused(408)),
     }
 }
 
@@ -350,9 +343,11 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         .iter()
         .map(|(n, v)| n.as_str().len() + v.len() + 4);
     if parts.uri.to_string().len() + headers.sum::<usize>() > HEADER_BYTES_MAX {
-        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, None);
-        reply.status = 431;
-        return respond(reply);
+        let code = HttpReply::code(ErrorCode::InvalidRequest, None);
+        return respond(HttpReply {
+            status: 431,
+            ..code
+        });
     }
     let body = match read_body(&parts.headers, body).await {
         Ok(b) => b,
