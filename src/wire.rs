@@ -161,17 +161,13 @@ pub async fn status(addr: &str, req: &WireRequest, timeout: Duration) -> Result<
 }
 
 /// The answer's head and its body still to read, with the connection's task.
-async fn head(
-    addr: &str,
-    req: &WireRequest,
-) -> Result<
-    (
-        hyper::http::response::Parts,
-        hyper::body::Incoming,
-        Connection,
-    ),
-    WireError,
-> {
+type Head = (
+    hyper::http::response::Parts,
+    hyper::body::Incoming,
+    Connection,
+);
+
+async fn head(addr: &str, req: &WireRequest) -> Result<Head, WireError> {
     let request = request(req, addr)?;
     let stream = TcpStream::connect(addr)
         .await
@@ -206,19 +202,14 @@ async fn exchange(addr: &str, req: &WireRequest) -> Result<WireReply, WireError>
             Err(_) => WireError::Reset,
         })?
         .to_bytes();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let headers = head.headers.iter();
     Ok(WireReply {
         status: head.status.as_u16(),
-        headers: head
-            .headers
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_owned(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
+        headers: headers
+            .map(|(n, v)| (n.as_str().to_owned(), text(v.as_bytes())))
             .collect(),
-        body: String::from_utf8_lossy(&body).into_owned(),
+        body: text(&body),
     })
 }
 

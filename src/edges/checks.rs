@@ -63,19 +63,11 @@ impl EdgeCheck {
 type Statuses = BTreeMap<String, String>;
 
 fn statuses_of_json(verdict: &serde_json::Value) -> Statuses {
-    verdict["properties"]
-        .as_array()
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| {
-                    Some((
-                        p["name"].as_str()?.to_owned(),
-                        p["status"].as_str()?.to_owned(),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default()
+    let properties = verdict["properties"].as_array().into_iter().flatten();
+    let status = |p: &serde_json::Value| -> Option<(String, String)> {
+        Some((p["name"].as_str()?.into(), p["status"].as_str()?.into()))
+    };
+    properties.filter_map(status).collect()
 }
 
 /// The properties a session's sandbox verdict violates.
@@ -124,13 +116,10 @@ pub fn run(
     if sandbox.is_empty() {
         return Err("the sandbox gave no verdict".into());
     }
+    let sandbox_har = |seam| check_log(dir, &format!("{tag}.har"), &session.har, seam);
     match check {
         EdgeCheck::SandboxVerdict => {
-            let violated: Vec<&str> = sandbox
-                .iter()
-                .filter(|(_, s)| *s == "violated")
-                .map(|(n, _)| n.as_str())
-                .collect();
+            let violated = violated(&session.verdict);
             let mut want = expect_violated.to_vec();
             want.sort_unstable();
             if violated != want {
@@ -149,7 +138,7 @@ pub fn run(
             })
         }
         EdgeCheck::CheckLogHar => {
-            let har = check_log(dir, &format!("{tag}.har"), &session.har, seam)?;
+            let har = sandbox_har(seam)?;
             let judged = har.values().filter(|s| *s != "cannot_judge").count();
             for (name, s) in &har {
                 if s != "cannot_judge" && sandbox.get(name) != Some(s) {
@@ -167,12 +156,7 @@ pub fn run(
             Ok(())
         }
         EdgeCheck::CheckLogCapture => {
-            let har = check_log(
-                dir,
-                &format!("{tag}.har"),
-                &session.har,
-                EdgeSeam::REFERENCE,
-            )?;
+            let har = sandbox_har(EdgeSeam::REFERENCE)?;
             let text = super::capture::to_har(&session.seen);
             let capture = check_log(dir, &format!("{tag}-capture.har"), &text, seam)?;
             first_difference(&har, &capture).map_or(Ok(()), |d| {

@@ -64,27 +64,29 @@ fn model_run(program: Program, api_key: &'static str, order: &str, card: char) -
     }
 }
 
+/// A plan of `faults` alone.
+fn plan(faults: Vec<Rule>) -> Plan {
+    Plan {
+        faults,
+        ..Plan::default()
+    }
+}
+
 /// The sessions the edges are checked on, in the order the edge zoo tries them.
 pub fn sessions() -> Vec<Spec> {
     let create = "create_payment";
-    let plan = |faults: Vec<Rule>, retry_after_s: Option<u32>| Plan {
-        faults,
-        webhook_faults: Vec::new(),
-        retry_after_s,
-    };
+    let slow = || plan(vec![rule(create, 1, Action::SlowUpstream, Some(2_000))]);
+    let hold = Action::Hold;
     vec![
         // "Don't do this": a new key, then a new order number, after a lost answer; and
         // a retry of a 429 after the usual backoff (1 s), before its Retry-After (2 s).
         Spec {
             name: "dont-do-this",
             branches: Branches::A,
-            plan: plan(
-                vec![
-                    rule(create, 1, Action::ResetAfter, None),
-                    rule(create, 4, Action::RateLimited, None),
-                ],
-                None,
-            ),
+            plan: plan(vec![
+                rule(create, 1, Action::ResetAfter, None),
+                rule(create, 4, Action::RateLimited, None),
+            ]),
             runs: vec![
                 client_run(Program::DontDoThis, "ORDER-9", 'A', "k-9"),
                 model_run(Program::IgnoresRetryAfter, "ak_1", "ORDER-8", 'A'),
@@ -101,17 +103,17 @@ pub fn sessions() -> Vec<Spec> {
         Spec {
             name: "reference",
             branches: Branches::A,
-            plan: plan(
-                vec![
+            plan: Plan {
+                retry_after_s: Some(1),
+                ..plan(vec![
                     rule(create, 1, Action::ResetAfter, None),
                     rule(create, 2, Action::Fail500After, None),
                     rule(create, 3, Action::RateLimited, None),
                     rule(create, 4, Action::Unavailable, None),
                     rule(create, 5, Action::ResetBefore, None),
                     rule(create, 6, Action::Fail500Before, None),
-                ],
-                Some(1),
-            ),
+                ])
+            },
             runs: vec![
                 model_run(Program::Reference, "ak_1", "ORDER-1", 'A'),
                 model_run(Program::Reference, "ak_3", "ORDER-1", 'D'),
@@ -124,10 +126,7 @@ pub fn sessions() -> Vec<Spec> {
         Spec {
             name: "double-submit",
             branches: Branches::B,
-            plan: plan(
-                vec![rule(create, 1, Action::SlowUpstream, Some(2_000))],
-                None,
-            ),
+            plan: slow(),
             runs: vec![client_run(Program::DoubleSubmit, "ORDER-5", 'A', "k-5")],
             violated: &[],
         },
@@ -137,15 +136,12 @@ pub fn sessions() -> Vec<Spec> {
         Spec {
             name: "slow-query",
             branches: Branches::A,
-            plan: plan(
-                vec![rule(
-                    "get_payment",
-                    1,
-                    Action::Hold,
-                    Some(client::SLOW_QUERY_MS),
-                )],
-                None,
-            ),
+            plan: plan(vec![rule(
+                "get_payment",
+                1,
+                hold,
+                Some(client::SLOW_QUERY_MS),
+            )]),
             runs: vec![client_run(Program::SlowQuery, "ORDER-7", 'E', "k-7")],
             violated: &[],
         },
@@ -153,10 +149,7 @@ pub fn sessions() -> Vec<Spec> {
         Spec {
             name: "double-submit-changed",
             branches: Branches::B,
-            plan: plan(
-                vec![rule(create, 1, Action::SlowUpstream, Some(2_000))],
-                None,
-            ),
+            plan: slow(),
             runs: vec![client_run(
                 Program::DoubleSubmitChanged,
                 "ORDER-6",

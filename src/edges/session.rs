@@ -49,12 +49,7 @@ impl Drop for Live {
 /// every merchant).
 pub async fn start(settings: Settings, shared: bool) -> Result<Live, String> {
     let namespaces = Namespace::pair(&settings, 0, OBJECTS_MAX, |_| Ok(None))?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .map_err(|e| format!("cannot listen on loopback: {e}"))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| format!("no address: {e}"))?;
+    let (listener, addr) = http::listen(([127, 0, 0, 1], 0).into()).await?;
     let guard = crate::serve::guard::Guard {
         addr: Some(addr),
         ..Default::default()

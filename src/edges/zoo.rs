@@ -4,7 +4,7 @@
 //! same check still fails. Its time runs from the start of the defect's trials.
 
 use super::checks::{self, EdgeCheck};
-use super::session::{self, Spec};
+use super::session::{self, Session, Spec};
 use super::{EdgeSeam, SMOKE_SEEDS};
 use crate::serve::defect::{Edge, EdgeDefect};
 use serde::Serialize;
@@ -42,24 +42,12 @@ async fn fails(
     let want = checks::violated(&reference.verdict);
     let want: Vec<&str> = want.iter().map(String::as_str).collect();
     let tag = format!("{}-shrink", spec.name);
-    let plan = &spec.plan;
-    if checks::run(
-        check,
-        &reference,
-        plan,
-        &want,
-        dir,
-        &tag,
-        EdgeSeam::REFERENCE,
-    )
-    .is_err()
-    {
+    let check_on = |s: &Session, seam| checks::run(check, s, &spec.plan, &want, dir, &tag, seam);
+    if check_on(&reference, EdgeSeam::REFERENCE).is_err() {
         return Ok(None);
     }
     let s = session::run(spec, seam).await?;
-    Ok(checks::run(check, &s, plan, &want, dir, &tag, seam)
-        .err()
-        .map(|why| (why, s.seen.len())))
+    Ok(check_on(&s, seam).err().map(|why| (why, s.seen.len())))
 }
 
 /// Leaves out client runs, then fault rules, one at a time, then moves each rule's

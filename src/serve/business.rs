@@ -143,15 +143,15 @@ impl Orders {
         answer: Option<&ApiResponse>,
     ) {
         let Some(owner) = owner else { return };
-        if let Some((_, number)) = purchase(owner, request) {
-            if let Some(order) = self.order_of(owner, request) {
-                self.filed.entry((owner, number)).or_insert(order);
-            }
+        if let Some((_, number)) = purchase(owner, request)
+            && let Some(order) = self.order_of(owner, request)
+        {
+            self.filed.entry((owner, number)).or_insert(order);
         }
-        if let Some((_, number)) = refund_of(owner, request) {
-            if let Some(filed) = self.refund_filed(owner, request) {
-                self.refunds_filed.entry((owner, number)).or_insert(filed);
-            }
+        if let Some((_, number)) = refund_of(owner, request)
+            && let Some(filed) = self.refund_filed(owner, request)
+        {
+            self.refunds_filed.entry((owner, number)).or_insert(filed);
         }
         if let Some(p) = answer.and_then(ApiResponse::payment) {
             let order = self
@@ -197,17 +197,16 @@ impl Orders {
             | Endpoint::CancelPayment { payment_id } => self.payments.get(payment_id).cloned(),
             _ => None,
         };
-        if let Some((p, order)) = unresolved {
-            if !self.unknown.iter().any(|(_, o)| *o == order) {
-                self.unknown.push((p, order));
-            }
+        if let Some((p, order)) = unresolved
+            && !self.unknown.iter().any(|(_, o)| *o == order)
+        {
+            self.unknown.push((p, order));
         }
-        if let Some((r, _)) = refund_of(owner, request) {
-            if let Some(number) = self.refund_filed(owner, request) {
-                if !self.unknown_refunds.iter().any(|(_, n)| *n == number) {
-                    self.unknown_refunds.push((r, number));
-                }
-            }
+        if let Some((r, _)) = refund_of(owner, request)
+            && let Some(number) = self.refund_filed(owner, request)
+            && !self.unknown_refunds.iter().any(|(_, n)| *n == number)
+        {
+            self.unknown_refunds.push((r, number));
         }
     }
 }

@@ -122,44 +122,40 @@ impl Plan {
         let written: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
         for (i, rule) in plan.faults.iter().enumerate() {
             let fault = format!("fault {}", i + 1);
+            let wrong = |why: &str| Err(format!("{fault}: {why}"));
             let given = |field: &str| written["faults"][i].get(field).is_some();
             if rule.probability.is_some() && (given("nth") || given("times")) {
-                return Err(format!("{fault}: a probability replaces nth and times"));
+                return wrong("a probability replaces nth and times");
             }
             counted(&fault, (rule.nth, rule.times), rule.ms)?;
             if rule.probability.is_some_and(|p| !(p > 0.0 && p <= 1.0)) {
-                return Err(format!("{fault}: a probability is in (0, 1]"));
+                return wrong("a probability is in (0, 1]");
             }
             let timed = matches!(rule.action, Action::SlowUpstream | Action::Hold);
             if timed != rule.ms.is_some() {
-                return Err(format!(
-                    "{fault}: \"ms\" goes with the actions slow_upstream and hold, and only with them"
-                ));
+                return wrong(
+                    "\"ms\" goes with the actions slow_upstream and hold, and only with them",
+                );
             }
             if let Some(e) = &rule.endpoint
                 && !ENDPOINTS.contains(&e.as_str())
             {
-                return Err(format!(
-                    "{fault}: unknown endpoint '{e}' (endpoints: {})",
-                    ENDPOINTS.join(", ")
-                ));
+                let endpoints = ENDPOINTS.join(", ");
+                return wrong(&format!("unknown endpoint '{e}' (endpoints: {endpoints})"));
             }
         }
         for (i, rule) in plan.webhook_faults.iter().enumerate() {
             let fault = format!("webhook fault {}", i + 1);
+            let wrong = |why: &str| Err(format!("{fault}: {why}"));
             counted(&fault, (rule.nth, rule.times), rule.ms)?;
             if let Some(kind) = &rule.kind
                 && !webhook_kinds().any(|k| &k == kind)
             {
-                return Err(format!(
-                    "{fault}: unknown type '{kind}' (types: {})",
-                    webhook_kinds().collect::<Vec<_>>().join(", ")
-                ));
+                let types = webhook_kinds().collect::<Vec<_>>().join(", ");
+                return wrong(&format!("unknown type '{kind}' (types: {types})"));
             }
             if (rule.action == WebhookAction::Delay) != rule.ms.is_some() {
-                return Err(format!(
-                    "{fault}: \"ms\" goes with the action delay, and only with it"
-                ));
+                return wrong("\"ms\" goes with the action delay, and only with it");
             }
         }
         Ok(plan)
@@ -244,23 +240,14 @@ pub fn order_of(request: &ApiRequest) -> Option<&str> {
 
 impl Rule {
     fn matches(&self, request: &ApiRequest) -> bool {
-        let endpoint = self
-            .endpoint
-            .as_deref()
-            .is_none_or(|e| e == endpoint_name(&request.endpoint));
-        let api_key = self
-            .api_key
-            .as_deref()
-            .is_none_or(|k| k == request.api_key.to_string());
-        let key = self
-            .key
-            .as_deref()
-            .is_none_or(|k| request.idempotency_key.as_ref().map(|t| t.as_str()) == Some(k));
-        let order = self
-            .order
-            .as_deref()
-            .is_none_or(|o| order_of(request) == Some(o));
-        endpoint && api_key && key && order
+        let is = |want: &Option<String>, got: Option<&str>| {
+            want.as_deref().is_none_or(|w| Some(w) == got)
+        };
+        let key = request.idempotency_key.as_ref().map(|t| t.as_str());
+        is(&self.endpoint, Some(endpoint_name(&request.endpoint)))
+            && is(&self.api_key, Some(&request.api_key.to_string()))
+            && is(&self.key, key)
+            && is(&self.order, order_of(request))
     }
 }
 

@@ -90,36 +90,20 @@ pub fn no_response(http_version: &str) -> Value {
 
 fn request_json(request: &ApiRequest) -> Value {
     let path = request.endpoint.path();
-    let mut headers = vec![pair(
-        "Authorization",
-        &format!("Bearer {}", request.api_key),
-    )];
-    headers.extend(
-        request
-            .idempotency_key
-            .iter()
-            .map(|k| pair("Idempotency-Key", k.as_str())),
-    );
-    let query: Vec<Value> = path
-        .as_str()
-        .split_once('?')
-        .map(|(_, q)| q)
-        .into_iter()
-        .flat_map(|q| q.split('&'))
-        .map(|q| {
-            let (name, value) = q.split_once('=').unwrap_or((q, ""));
-            pair(name, value)
-        })
+    let bearer = format!("Bearer {}", request.api_key);
+    let key = request.idempotency_key.iter();
+    let headers = std::iter::once(pair("Authorization", &bearer))
+        .chain(key.map(|k| pair("Idempotency-Key", k.as_str())))
         .collect();
-    let method = request.endpoint.method().to_string();
+    let query = path.as_str().split_once('?').map(|(_, q)| q.split('&'));
+    let pair_of = |q: &str| {
+        let (name, value) = q.split_once('=').unwrap_or((q, ""));
+        pair(name, value)
+    };
+    let query = query.into_iter().flatten().map(pair_of).collect();
+    let (method, url) = (request.endpoint.method(), format!("http://sandbox{path}"));
     let body = request_body(request);
-    request_entry(
-        &method,
-        format!("http://sandbox{path}"),
-        headers,
-        query,
-        body.as_deref(),
-    )
+    request_entry(method.as_str(), url, headers, query, body.as_deref())
 }
 
 fn response_json(response: Option<&ApiResponse>, origin_ms: i64) -> Value {

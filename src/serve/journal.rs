@@ -86,56 +86,50 @@ impl Journal {
                 continue;
             }
             let line = i + 1;
-            let refuse = |field: &str, message: String| Refused {
+            let refuse = |field: &str, message: &dyn std::fmt::Display| Refused {
                 line,
                 field: field.to_owned(),
-                message,
+                message: message.to_string(),
             };
             let value: serde_json::Value = serde_json::from_str(text)
-                .map_err(|e| refuse("(line)", format!("not a JSON object: {e}")))?;
+                .map_err(|e| refuse("(line)", &format_args!("not a JSON object: {e}")))?;
             let Some(object) = value.as_object() else {
-                return Err(refuse("(line)", "not a JSON object".into()));
+                return Err(refuse("(line)", &"not a JSON object"));
             };
             if let Some(k) = object.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-                return Err(refuse(
-                    k,
-                    format!("unknown field `{k}` (the fields are {})", FIELDS.join(", ")),
-                ));
+                let fields = FIELDS.join(", ");
+                let why = format!("unknown field `{k}` (the fields are {fields})");
+                return Err(refuse(k, &why));
             }
+            let given = |field: &str| object.get(field).filter(|v| !v.is_null());
             let text_of = |field: &'static str| -> Result<Option<&str>, Refused> {
-                match object.get(field) {
-                    None | Some(serde_json::Value::Null) => Ok(None),
+                match given(field) {
+                    None => Ok(None),
                     Some(serde_json::Value::String(s)) if !s.is_empty() => Ok(Some(s)),
-                    Some(_) => Err(refuse(field, "must be a non-empty string".into())),
+                    Some(_) => Err(refuse(field, &"must be a non-empty string")),
                 }
             };
             let payment_of = |field: &'static str| -> Result<Option<PaymentId>, Refused> {
                 let Some(s) = text_of(field)? else {
                     return Ok(None);
                 };
-                serde_json::from_value(serde_json::Value::String(s.to_owned()))
-                    .map(Some)
-                    .map_err(|_| refuse(field, format!("'{s}' is not a Payment id (pay_demo_001)")))
+                let why = format!("'{s}' is not a Payment id (pay_demo_001)");
+                let id = serde_json::from_value(serde_json::Value::String(s.to_owned()));
+                id.map(Some).map_err(|_| refuse(field, &why))
             };
             let order: Text = text_of("order")?
-                .ok_or_else(|| refuse("order", "missing: every line names its order".into()))?
+                .ok_or_else(|| refuse("order", &"missing: every line names its order"))?
                 .into();
             if !orders.sent(owner, &order) {
-                return Err(refuse(
-                    "order",
-                    format!(
-                        "order {order} was never sent to the sandbox by merchant {} ({}): post the journal after the order's create",
-                        owner.0.0,
-                        match owner.1 {
-                            Environment::Test => "test",
-                            Environment::Live => "live",
-                        }
-                    ),
-                ));
+                let why = format!(
+                    "order {order} was never sent to the sandbox by merchant {} ({}): post the journal after the order's create",
+                    owner.0.0, owner.1
+                );
+                return Err(refuse("order", &why));
             }
             let kinds: Vec<&str> = ["state", "fulfilled", "cart"]
                 .into_iter()
-                .filter(|k| object.get(*k).is_some_and(|v| !v.is_null()))
+                .filter(|k| given(k).is_some())
                 .collect();
             let told = match kinds[..] {
                 ["state"] => {
@@ -148,48 +142,36 @@ impl Journal {
                         "pending" => None,
                         _ => {
                             let why = format!("'{name}' is not paid, failed, canceled or pending");
-                            return Err(refuse("state", why));
+                            return Err(refuse("state", &why));
                         }
                     };
                     let payment = payment_of("payment")?;
-                    let version = match object.get("version") {
-                        None | Some(serde_json::Value::Null) => None,
-                        Some(v) => {
-                            Some(v.as_u64().and_then(|v| u32::try_from(v).ok()).ok_or_else(
-                                || {
-                                    refuse(
-                                        "version",
-                                        "must be the Payment's version, a whole number".into(),
-                                    )
-                                },
-                            )?)
-                        }
-                    };
+                    let whole = "must be the Payment's version, a whole number";
+                    let version = given("version")
+                        .map(|v| v.as_u64().and_then(|v| u32::try_from(v).ok()))
+                        .map(|v| v.ok_or_else(|| refuse("version", &whole)))
+                        .transpose()?;
                     if state.is_some() && payment.is_none() {
-                        return Err(refuse(
-                            "payment",
-                            format!("missing: a {name} order names the Payment it was shown from"),
-                        ));
+                        let why =
+                            format!("missing: a {name} order names the Payment it was shown from");
+                        return Err(refuse("payment", &why));
                     }
                     if payment.is_some() && version.is_none() {
-                        return Err(refuse(
-                            "version",
-                            "missing: the Payment's version the order was shown from".into(),
-                        ));
+                        let why = "missing: the Payment's version the order was shown from";
+                        return Err(refuse("version", &why));
                     }
+                    let version = version.unwrap_or(0);
                     Told::Shown {
                         state,
                         payment,
-                        version: version.unwrap_or(0),
+                        version,
                     }
                 }
                 ["fulfilled"] => Told::Fulfilled(payment_of("fulfilled")?.unwrap_or(PaymentId(0))),
                 ["cart"] => Told::Cart(text_of("cart")?.unwrap_or_default().into()),
                 _ => {
-                    return Err(refuse(
-                        "state",
-                        "a line has exactly one of `state`, `fulfilled` and `cart`".into(),
-                    ));
+                    let why = "a line has exactly one of `state`, `fulfilled` and `cart`";
+                    return Err(refuse("state", &why));
                 }
             };
             let named = match &told {
@@ -203,10 +185,8 @@ impl Journal {
                     (s.merchant, s.environment) == owner && s.merchant_order_no == order
                 });
                 if !theirs {
-                    return Err(refuse(
-                        field,
-                        format!("{p} is not a Payment of order {order} in this sandbox"),
-                    ));
+                    let why = format!("{p} is not a Payment of order {order} in this sandbox");
+                    return Err(refuse(field, &why));
                 }
             }
             read.push(Line {

@@ -192,12 +192,7 @@ pub fn run(args: &ServeArgs) -> Result<ExitCode, String> {
     })?;
     let runtime = runtime()?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(args.addr)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", args.addr))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the listening address: {e}"))?;
+        let (listener, addr) = http::listen(args.addr).await?;
         if !is_loopback_ip(addr.ip()) {
             eprintln!(
                 "payhub-verify serve: WARNING: listening on {addr}, not loopback: anyone who reaches it can use this sandbox"
@@ -321,56 +316,23 @@ pub fn banner(addr: SocketAddr, args: &ServeArgs, plan: &faults::Plan) -> String
     } else {
         s.push_str("namespaces: merchant 1 and merchant 2 are sessions of their own; control endpoints take ?merchant=2\n");
     }
-    s.push_str("control endpoints:\n");
-    for (route, what) in [
-        (
-            "POST /__sandbox/clock/advance {\"by\":\"8d\"}",
-            "moves the session clock; returns after every timer due has fired",
-        ),
-        (
-            "GET  /__sandbox/[?merchant=2]",
-            "the session's page: verdict, sequence diagram, exports",
-        ),
-        ("GET  /__sandbox/page.json", "what the page shows, as JSON"),
-        (
-            "GET  /__sandbox/verdict[?format=markdown]",
-            "every property of the harness over the session",
-        ),
-        (
-            "GET  /__sandbox/events",
-            "the session's events, JSON Lines (payhub-verify judge reads them)",
-        ),
-        (
-            "GET  /__sandbox/script",
-            "the session as a what-if script (payhub-verify run replays it)",
-        ),
-        (
-            "GET  /__sandbox/har",
-            "the session's exchanges as HAR 1.2 (payhub-verify check-log reads it)",
-        ),
-        ("POST /__sandbox/reset", "a new session"),
-        (
-            "POST /__sandbox/fill {\"payments\":N}",
-            "N more Payments, created through the model (load tests)",
-        ),
-        (
-            "GET|POST /__sandbox/faults",
-            "the fault plan in force / a new one",
-        ),
-        (
-            "POST /__sandbox/controls {\"rate_limited\":true}|{\"paused\":true}",
-            "the platform's own 429 / 503 until switched off",
-        ),
-        (
-            "POST /__sandbox/authenticate {\"payment_id\":…,\"ok\":true}",
-            "the payer's 3-D Secure for card C",
-        ),
-        (
-            "POST /__sandbox/journal (JSON lines)",
-            "the merchant's orders, fulfilments and carts (docs/sandbox.md)",
-        ),
-    ] {
-        let _ = writeln!(s, "  {route:<62} {what}");
-    }
+    s.push_str(CONTROL_ENDPOINTS);
     s
 }
+
+/// The banner's last lines: every control endpoint and what it does.
+const CONTROL_ENDPOINTS: &str = "control endpoints:
+  POST /__sandbox/clock/advance {\"by\":\"8d\"}                      moves the session clock; returns after every timer due has fired
+  GET  /__sandbox/[?merchant=2]                                  the session's page: verdict, sequence diagram, exports
+  GET  /__sandbox/page.json                                      what the page shows, as JSON
+  GET  /__sandbox/verdict[?format=markdown]                      every property of the harness over the session
+  GET  /__sandbox/events                                         the session's events, JSON Lines (payhub-verify judge reads them)
+  GET  /__sandbox/script                                         the session as a what-if script (payhub-verify run replays it)
+  GET  /__sandbox/har                                            the session's exchanges as HAR 1.2 (payhub-verify check-log reads it)
+  POST /__sandbox/reset                                          a new session
+  POST /__sandbox/fill {\"payments\":N}                            N more Payments, created through the model (load tests)
+  GET|POST /__sandbox/faults                                     the fault plan in force / a new one
+  POST /__sandbox/controls {\"rate_limited\":true}|{\"paused\":true} the platform's own 429 / 503 until switched off
+  POST /__sandbox/authenticate {\"payment_id\":…,\"ok\":true}        the payer's 3-D Secure for card C
+  POST /__sandbox/journal (JSON lines)                           the merchant's orders, fulfilments and carts (docs/sandbox.md)
+";

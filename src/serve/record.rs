@@ -200,16 +200,9 @@ impl Record {
     /// At most `n` of the session's events from the `from`-th, as JSON Lines, and the
     /// index after them (the streamed export's chunks); why not when some were dropped.
     pub fn events_jsonl_from(&self, from: usize, n: usize) -> Result<(String, usize), String> {
-        let _whole = self.events_whole()?;
         let mut s = String::new();
         let mut at = from;
-        let (earlier, current) = (&self.earlier.stream, &self.current.stream);
-        let held = earlier.get(from..).unwrap_or(&[]).iter().chain(
-            current
-                .get(from.saturating_sub(earlier.len())..)
-                .unwrap_or(&[]),
-        );
-        for e in held.take(n) {
+        for e in self.events_whole()?.skip(from).take(n) {
             push_line(&mut s, e);
             at += 1;
         }

@@ -13,7 +13,7 @@ use super::sandbox::Sandbox;
 use payhub_model::RequestId;
 use payhub_model::event::{BusinessOrder, What};
 use payhub_properties::World;
-use payhub_properties::verdict::{WireSide, verdicts};
+use payhub_properties::verdict::{Status, WireSide, verdicts};
 use payhub_sim::choice::Choice;
 use payhub_sim::network::Payload;
 use std::collections::BTreeMap;
@@ -27,17 +27,14 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     let session_verdicts = verdicts(&sandbox.world().facts);
     let violation = script_verdicts
         .iter()
-        .find(|v| v.status == payhub_properties::verdict::Status::Violated)
-        .map(|v| v.name);
+        .find(|v| v.status == Status::Violated);
+    let violation = violation.map(|v| v.name);
     // What `run` judges over the replayed exchanges at the end, and what the session's
     // own did (a client's hang-up is not a choice: no script replays it).
-    let wire_of = |side: &payhub_properties::verdict::WireSide, facts| -> Vec<&'static str> {
-        side.verdicts(facts)
-            .into_iter()
-            .filter(|v| v.status == payhub_properties::verdict::Status::Violated)
-            .filter(|v| v.witness.is_some())
-            .map(|v| v.name)
-            .collect()
+    let wire_of = |side: &WireSide, facts| -> Vec<&'static str> {
+        let verdicts = side.verdicts(facts).into_iter();
+        let witnessed = verdicts.filter(|v| v.status == Status::Violated && v.witness.is_some());
+        witnessed.map(|v| v.name).collect()
     };
     let replayed_wire = wire_of(&wire_side, &replayed.facts);
     let wire = replayed_wire.first().copied();
@@ -144,7 +141,6 @@ fn replay_filed(sandbox: &Sandbox, tape: &[Choice]) -> Result<Replayed, String> 
 /// the captures of each order number filed under it, as the session's ledger has them.
 fn ledger_expectations(world: &World) -> String {
     use payhub_model::LedgerEntry;
-    use std::collections::BTreeMap;
     let money = &world.facts.money;
     // Business order → (order number → captures).
     let mut captured: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();

@@ -12,44 +12,38 @@ use std::fs::File;
 use std::io::{BufWriter, Write as _};
 use std::path::{Path, PathBuf};
 
-/// One session's file.
+/// One session's file; `None` after the first write error (printed once: the session
+/// goes on without its file).
 pub struct TapeFile {
     path: PathBuf,
-    out: BufWriter<File>,
-    /// The first write error, printed once; the session goes on without its file.
-    failed: bool,
+    out: Option<BufWriter<File>>,
 }
 
 impl TapeFile {
     pub fn create(path: &Path) -> Result<TapeFile, String> {
         let file =
             File::create(path).map_err(|e| format!("{}: cannot create: {e}", path.display()))?;
-        Ok(TapeFile {
-            path: path.to_owned(),
-            out: BufWriter::new(file),
-            failed: false,
-        })
+        let (path, out) = (path.to_owned(), Some(BufWriter::new(file)));
+        Ok(TapeFile { path, out })
     }
 
-    /// Appends one event as a line.
+    /// Appends one event as a line (as the events export writes it).
     pub fn write(&mut self, event: &Event) {
-        if self.failed {
-            return;
-        }
-        let written = serde_json::to_writer(&mut self.out, event)
-            .map_err(std::io::Error::other)
-            .and_then(|()| self.out.write_all(b"\n"));
-        if let Err(e) = written {
-            self.fail(e);
-        }
+        let mut line = String::new();
+        super::record::push_line(&mut line, event);
+        self.io(|out| out.write_all(line.as_bytes()));
     }
 
     /// Pushes what was written to the file.
     pub fn flush(&mut self) {
-        if !self.failed {
-            if let Err(e) = self.out.flush() {
-                self.fail(e);
-            }
+        self.io(|out| out.flush());
+    }
+
+    fn io(&mut self, f: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) {
+        if let Some(Err(e)) = self.out.as_mut().map(f) {
+            let path = self.path.display();
+            eprintln!("payhub-verify serve: --tape {path}: {e}; the session goes on unrecorded");
+            self.out = None;
         }
     }
 
@@ -59,17 +53,9 @@ impl TapeFile {
             Ok(fresh) => *self = fresh,
             Err(e) => {
                 eprintln!("payhub-verify serve: --tape: {e}");
-                self.failed = true;
+                self.out = None;
             }
         }
-    }
-
-    fn fail(&mut self, e: std::io::Error) {
-        eprintln!(
-            "payhub-verify serve: --tape {}: {e}; the session goes on unrecorded",
-            self.path.display()
-        );
-        self.failed = true;
     }
 }
 

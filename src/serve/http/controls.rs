@@ -192,25 +192,16 @@ pub(super) async fn journal(
 ) -> Result<Response, Response> {
     let bytes = control_bytes(req).await?;
     let text = std::str::from_utf8(&bytes).map_err(|_| bad("the journal is not UTF-8"))?;
-    Ok(
-        match edge.with_core(ns, |core, _| core.post_journal(merchant, text)) {
-            Some(Ok(lines)) => {
-                let json = serde_json::json!({ "lines": lines });
-                respond(HttpReply::json(200, json.to_string()))
-            }
-            Some(Err(refused)) => {
-                let body = serde_json::json!({ "error": {
-                "code": "invalid_journal",
-                "message": refused.to_string(),
-                "line": refused.line,
-                "field": refused.field,
-                "retryable": false,
-            } });
-                respond(HttpReply::json(400, body.to_string()))
-            }
-            None => crashed(),
-        },
-    )
+    let (status, json) = match edge.with_core(ns, |core, _| core.post_journal(merchant, text)) {
+        Some(Ok(lines)) => (200, serde_json::json!({ "lines": lines })),
+        Some(Err(r)) => {
+            let (message, line, field) = (r.to_string(), r.line, r.field);
+            let error = serde_json::json!({ "code": "invalid_journal", "message": message, "line": line, "field": field, "retryable": false });
+            (400, serde_json::json!({ "error": error }))
+        }
+        None => return Ok(crashed()),
+    };
+    Ok(respond(HttpReply::json(status, json.to_string())))
 }
 
 #[derive(serde::Deserialize)]

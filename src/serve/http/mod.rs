@@ -133,13 +133,11 @@ impl Edge {
         }
         // The events recorded since the last call go to the tape file (the record may
         // then rotate its trace).
-        match &mut namespace.tape {
-            Some(file) => {
-                namespace.core.hand_out_events(|e| file.write(e));
-                file.flush();
-            }
-            None => namespace.core.hand_out_events(|_| {}),
-        }
+        let tape = &mut namespace.tape;
+        namespace
+            .core
+            .hand_out_events(|e| tape.iter_mut().for_each(|f| f.write(e)));
+        tape.iter_mut().for_each(TapeFile::flush);
         result.ok()
     }
 
@@ -198,6 +196,19 @@ async fn flush_webhooks(edge: &Edge, ns: usize) {
 /// The most Payments `fill` leaves a session holding unless `serve --fill-max` says
 /// otherwise (100,000: about 550 MiB resident, README's load figures).
 pub const FILL_SESSION_MAX: usize = 100_000;
+
+/// A listener on `addr`, and the address it took (port 0: any free port).
+pub async fn listen(
+    addr: std::net::SocketAddr,
+) -> Result<(TcpListener, std::net::SocketAddr), String> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let taken = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the listening address: {e}"))?;
+    Ok((listener, taken))
+}
 
 /// Accepts connections until the listener fails for good.
 pub async fn serve(listener: TcpListener, edge: Arc<Edge>) {
@@ -275,17 +286,16 @@ fn router(edge: Arc<Edge>) -> Router {
 
 /// The body, within the limits; the edge's answer otherwise.
 async fn read_body(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HttpReply> {
-    let too_large = || {
-        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
-        reply.status = 413;
-        reply
+    let refused = |status| HttpReply {
+        status,
+        ..HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body))
     };
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > BODY_BYTES_MAX as u64) {
-        return Err(too_large());
+        return Err(refused(413));
     }
     match tokio::time::timeout(
         BODY_READ_TIMEOUT,
@@ -295,17 +305,11 @@ async fn read_body(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, HttpReply
     {
         Ok(Ok(bytes)) => Ok(bytes.to_vec()),
         // Past the bound: 413; a body cut short or badly chunked: 400.
-        Ok(Err(e)) => Err(
-            match e.into_inner().is::<http_body_util::LengthLimitError>() {
-                true => too_large(),
-                false => HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body)),
-            },
-        ),
-        Err(_) => {
-            let mut reply = HttpReply::code(ErrorCode::InvalidRequest, Some(Field::Body));
-            reply.status = 408;
-            Err(reply)
-        }
+        Ok(Err(e)) => match e.into_inner().is::<http_body_util::LengthLimitError>() {
+            true => Err(refused(413)),
+            false => Err(refused(400)),
+        },
+        Err(_) => Err(refused(408)),
     }
 }
 
@@ -339,9 +343,11 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         .iter()
         .map(|(n, v)| n.as_str().len() + v.len() + 4);
     if parts.uri.to_string().len() + headers.sum::<usize>() > HEADER_BYTES_MAX {
-        let mut reply = HttpReply::code(ErrorCode::InvalidRequest, None);
-        reply.status = 431;
-        return respond(reply);
+        let code = HttpReply::code(ErrorCode::InvalidRequest, None);
+        return respond(HttpReply {
+            status: 431,
+            ..code
+        });
     }
     let body = match read_body(&parts.headers, body).await {
         Ok(b) => b,
@@ -372,28 +378,28 @@ async fn api(State(edge): State<Arc<Edge>>, req: Request) -> Response {
         Step::Answered(reply) => reply,
         Step::Pending(id) => match wait(&edge, ns, id, kill.as_ref()).await {
             Ok(reply) => reply,
-            Err(Unanswered::HungUp) => {
-                // Nothing more is written: the connection is dropped.
-                if let Some(kill) = &kill {
-                    kill.0.notify_one();
-                }
-                // The connection is dropped before this answers.
-                std::future::pending::<()>().await;
-                return crashed();
-            }
+            // Nothing more is written: the connection is dropped.
+            Err(Unanswered::HungUp) => return drop_connection(kill, false).await,
             Err(Unanswered::Crashed) => return crashed(),
         },
     };
-    match (reply.wire, kill) {
-        (Wire::Reset, Some(kill)) => {
-            kill.1.reset_on_close();
-            kill.0.notify_one();
-            // The connection is dropped before this answers.
-            std::future::pending::<()>().await;
-            crashed()
-        }
+    match reply.wire {
+        Wire::Reset if kill.is_some() => drop_connection(kill, true).await,
         _ => respond(reply),
     }
+}
+
+/// Drops the connection (`reset`: with a reset, a fault on the wire) instead of answering.
+async fn drop_connection(kill: Option<Kill>, reset: bool) -> Response {
+    if let Some(kill) = kill {
+        if reset {
+            kill.1.reset_on_close();
+        }
+        kill.0.notify_one();
+    }
+    // The connection is dropped before this answers.
+    std::future::pending::<()>().await;
+    crashed()
 }
 
 /// How often a pending exchange is looked at (under `--clock manual` time moves only by

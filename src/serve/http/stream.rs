@@ -107,13 +107,11 @@ pub(super) async fn whole(
     let text = Bytes::from(reply.body);
     tokio::spawn(async move {
         let _permit = permit;
-        let mut at = 0;
-        while at < text.len() {
+        for at in (0..text.len()).step_by(CHUNK_BYTES) {
             let end = (at + CHUNK_BYTES).min(text.len());
             if !feed.send(text.slice(at..end)).await {
                 return;
             }
-            at = end;
         }
         feed.done();
     });
@@ -155,27 +153,20 @@ pub(super) async fn events(
     let (response, feed) = streamed("application/x-ndjson", kill);
     tokio::spawn(async move {
         let mut text = text;
-        loop {
-            if text.is_empty() {
-                break;
-            }
+        while !text.is_empty() {
             if !feed.send(Bytes::from(text)).await {
                 return;
             }
             let chunk = edge.with_core(ns, |core, _| {
                 // The record rotated meanwhile: what is left is not the session's.
-                if core.record().events_dropped() != dropped {
-                    return None;
-                }
-                core.events_export_from(next, EVENTS_PER_CHUNK).ok()
+                let rotated = core.record().events_dropped() != dropped;
+                let chunk = || core.events_export_from(next, EVENTS_PER_CHUNK).ok();
+                (!rotated).then(chunk).flatten()
             });
-            match chunk.flatten() {
-                Some((t, n)) => {
-                    text = t;
-                    next = n;
-                }
-                None => return,
-            }
+            let Some((t, n)) = chunk.flatten() else {
+                return;
+            };
+            (text, next) = (t, n);
         }
         feed.done();
     });

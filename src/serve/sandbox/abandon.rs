@@ -39,10 +39,10 @@ impl Sandbox {
             .map(|x| x.id)
             .collect();
         for id in abandoned {
-            if let Some((answer, response)) = super::upstream::answer_in_flight(&self.world, id) {
-                if let Err(e) = self.finish(id, answer, response) {
-                    self.errors.push(e);
-                }
+            if let Some((answer, response)) = super::upstream::answer_in_flight(&self.world, id)
+                && let Err(e) = self.finish(id, answer, response)
+            {
+                self.errors.push(e);
             }
         }
     }

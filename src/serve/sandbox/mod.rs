@@ -327,31 +327,23 @@ impl Sandbox {
         }
     }
 
-    /// Whether something comes due by edge time `now`: a deadline of the world, a held
-    /// call's release, the end of a held answer.
-    fn due_by(&self, now: Millis) -> bool {
+    /// The world times at which something comes due: a held call's release, the end of
+    /// a held answer, the world's next deadline.
+    fn due(&self) -> impl Iterator<Item = Millis> + '_ {
         let holds = self.pending.iter().filter_map(|x| x.held_until);
-        self.world
-            .next_deadline()
-            .into_iter()
-            .chain(self.next_release())
-            .chain(holds)
-            .any(|t| self.epoch.after(t) <= now)
+        let release = self.next_release().into_iter();
+        release.chain(holds).chain(self.world.next_deadline())
     }
 
-    /// When, in edge time, something is next due for a pending exchange: a held call's
-    /// release or the world's next deadline.
+    /// Whether something comes due by edge time `now`.
+    fn due_by(&self, now: Millis) -> bool {
+        self.due().any(|t| self.epoch.after(t) <= now)
+    }
+
+    /// When, in edge time, something is next due for a pending exchange.
     pub fn wake_at(&self) -> Option<Millis> {
-        if self.pending.is_empty() {
-            return None;
-        }
-        let holds = self.pending.iter().filter_map(|x| x.held_until);
-        self.next_release()
-            .into_iter()
-            .chain(holds)
-            .chain(self.world.next_deadline())
-            .min()
-            .map(|t| self.epoch.after(t))
+        let next = self.due().min().filter(|_| !self.pending.is_empty());
+        next.map(|t| self.epoch.after(t))
     }
 
     /// Under the real clock, fires what has come due by edge time `now` (re-deliveries,
@@ -392,38 +384,34 @@ impl Sandbox {
         self.move_world_to(now.since(self.epoch))?;
         self.reap();
         self.apply(Choice::Control(control))?;
-        self.drive_link()?;
-        Ok(())
+        self.drive_link().map(|_| ())
     }
 
     /// The payer completes (or fails) the authentication of `payment`'s `requires_action`
     /// charge; the platform learns of it by querying (RES-05), as time passes.
     pub fn authenticate(&mut self, payment: PaymentId, ok: bool) -> Result<AttemptId, String> {
-        let attempt = self
-            .world
-            .acquirer
-            .awaiting_payer()
-            .find(|a| {
-                self.world
-                    .acquirer
-                    .charges
-                    .get(a)
-                    .is_some_and(|c| c.payment == payment)
-            })
+        let acquirer = &self.world.acquirer;
+        let charged = |a: &AttemptId| {
+            acquirer
+                .charges
+                .get(a)
+                .is_some_and(|c| c.payment == payment)
+        };
+        let attempt = (acquirer.awaiting_payer().find(charged))
             .ok_or_else(|| format!("{payment} has no charge waiting for authentication"))?;
         self.apply(Choice::Authenticate { attempt, ok })?;
-        self.drive_link()?;
-        Ok(attempt)
+        self.drive_link().map(|_| attempt)
     }
 
     fn exchange(&mut self, now: Millis, http: &HttpRequest) -> Result<Step, String> {
         self.move_world_to(now.since(self.epoch))?;
         self.reap();
+        let idempotency_key = self
+            .settings
+            .seam
+            .idempotency_key(http.idempotency_key.clone());
         let http = &HttpRequest {
-            idempotency_key: self
-                .settings
-                .seam
-                .idempotency_key(http.idempotency_key.clone()),
+            idempotency_key,
             ..http.clone()
         };
         let request = match http_map::to_api_request(http) {
@@ -609,13 +597,9 @@ impl Sandbox {
             Branches::B => b,
             Branches::Seeded => {
                 self.draws += 1;
-                if super::faults::splitmix64(self.settings.seed ^ self.draws.rotate_left(32)) & 1
-                    == 0
-                {
-                    a
-                } else {
-                    b
-                }
+                let draw =
+                    super::faults::splitmix64(self.settings.seed ^ self.draws.rotate_left(32));
+                if draw & 1 == 0 { a } else { b }
             }
         })
     }
