@@ -285,7 +285,8 @@ fn assumption_texts(assumed: Assumed) -> impl Iterator<Item = String> {
         (assumed.same_purchase_by_amount, SAME_PURCHASE),
     ]
     .into_iter()
-    .filter_map(|(on, text)| on.then(|| text.to_owned()))
+    .filter(|(on, _)| *on)
+    .map(|(_, text)| text.to_owned())
 }
 
 pub fn run(args: &CheckLogArgs) -> Result<ExitCode, String> {
