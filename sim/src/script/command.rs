@@ -1,29 +1,21 @@
 //! A merchant's business command on a script line (`NAME: pay ORDER-1 10000 USD card A`):
 //! parsed for the client model, and rendered back for exported scripts.
 
-use super::cursor::{Cursor, LineError, fail};
+use super::cursor::{Cursor, Parsed, fail};
 use super::request::one_letter;
 use payhub_model::client::Command;
 use payhub_model::{Card, Text};
 
-pub(super) fn command(cur: &mut Cursor) -> Result<Command, LineError> {
+pub(super) fn command(cur: &mut Cursor) -> Parsed<Command> {
     let (verb, vcol) =
         cur.expect_word("a business command (pay, retry-card, cancel, amend, refund, reconcile)")?;
-    let word = |cur: &mut Cursor, what: &str| -> Result<Text, LineError> {
-        Ok(cur.expect_word(what)?.0.into())
-    };
-    let amount = |cur: &mut Cursor| {
-        cur.read(
-            "an amount",
-            |w| w.parse().ok(),
-            |w| format!("'{w}' is not an amount"),
-        )
-    };
+    let word =
+        |cur: &mut Cursor, what: &str| -> Parsed<Text> { Ok(cur.expect_word(what)?.0.into()) };
     let order = |cur: &mut Cursor| word(cur, "an order number");
     Ok(match verb.as_str() {
         "pay" => Command::PayOrder {
             order: order(cur)?,
-            amount: amount(cur)?,
+            amount: cur.number("an amount")?,
             currency: word(cur, "a currency")?,
             card: card(cur)?,
         },
@@ -34,12 +26,12 @@ pub(super) fn command(cur: &mut Cursor) -> Result<Command, LineError> {
         "cancel" => Command::CancelOrder { order: order(cur)? },
         "amend" => Command::AmendOrder {
             order: order(cur)?,
-            amount: amount(cur)?,
+            amount: cur.number("an amount")?,
         },
         "refund" => Command::RefundOrder {
             order: order(cur)?,
             refund: word(cur, "a refund number")?,
-            amount: amount(cur)?,
+            amount: cur.number("an amount")?,
         },
         "reconcile" => Command::Reconcile,
         _ => fail!(
@@ -49,7 +41,7 @@ pub(super) fn command(cur: &mut Cursor) -> Result<Command, LineError> {
     })
 }
 
-fn card(cur: &mut Cursor) -> Result<Card, LineError> {
+fn card(cur: &mut Cursor) -> Parsed<Card> {
     cur.keyword("card", |w| format!("expected 'card X', not '{w}'"))?;
     let card = cur.read("a card label (A)", one_letter, |w| {
         format!("a card is one letter, not '{w}'")

@@ -4,8 +4,8 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-/// A parse failure inside a line: the column and what is wrong.
-pub(crate) type LineError = (u32, String);
+/// A value read from a line, or the column where it could not be and what is wrong.
+pub(crate) type Parsed<T> = Result<T, (u32, String)>;
 
 /// `return Err((column, format!(…)))`: a parse failure at that column.
 macro_rules! fail {
@@ -78,7 +78,7 @@ impl Cursor {
     }
 
     /// The next word, or an error naming what was expected.
-    pub(crate) fn expect_word(&mut self, what: &str) -> Result<(String, u32), LineError> {
+    pub(crate) fn expect_word(&mut self, what: &str) -> Parsed<(String, u32)> {
         let col = self.col();
         self.word()
             .ok_or_else(|| (col, format!("expected {what} here")))
@@ -91,17 +91,18 @@ impl Cursor {
         what: &str,
         read: impl FnOnce(&str) -> Option<T>,
         wrong: impl FnOnce(&str) -> String,
-    ) -> Result<T, LineError> {
+    ) -> Parsed<T> {
         let (w, c) = self.expect_word(what)?;
         read(&w).ok_or_else(|| (c, wrong(&w)))
     }
 
+    /// The next word as a number, or the error `'WORD' is not WHAT`.
+    pub(crate) fn number<T: std::str::FromStr>(&mut self, what: &str) -> Parsed<T> {
+        self.read(what, |w| w.parse().ok(), |w| format!("'{w}' is not {what}"))
+    }
+
     /// The word `word` next, or an error that `wrong` writes from the word found.
-    pub(crate) fn keyword(
-        &mut self,
-        word: &str,
-        wrong: fn(&str) -> String,
-    ) -> Result<(), LineError> {
+    pub(crate) fn keyword(&mut self, word: &str, wrong: fn(&str) -> String) -> Parsed<()> {
         self.read(word, |w| (w == word).then_some(()), wrong)
     }
 
@@ -130,7 +131,7 @@ impl Cursor {
     }
 
     /// Fails unless the line is used up.
-    pub(crate) fn end(&mut self) -> Result<(), LineError> {
+    pub(crate) fn end(&mut self) -> Parsed<()> {
         match self.word() {
             None => Ok(()),
             Some((w, col)) => fail!(col, "unexpected '{w}' at the end of the statement"),
@@ -139,7 +140,7 @@ impl Cursor {
 
     /// A value: a JSON string literal (`"a b"`, `""`), optionally repeated (`"x"*256`), or
     /// a bare word.
-    pub(crate) fn value(&mut self) -> Result<Option<(String, u32)>, LineError> {
+    pub(crate) fn value(&mut self) -> Parsed<Option<(String, u32)>> {
         let col = self.col();
         if self.peek() != Some('"') {
             return Ok(self.word());
@@ -156,11 +157,9 @@ impl Cursor {
         if n > 100_000 {
             fail!(start, "repeat count {n} is too large");
         }
-        let total = s
-            .len()
-            .checked_mul(n)
-            .map(|b| b.checked_add(self.expanded.get()));
-        let Some(total) = total.flatten().filter(|t| *t <= EXPANDED_MAX) else {
+        let expanded = self.expanded.get();
+        let total = s.len().checked_mul(n).and_then(|b| b.checked_add(expanded));
+        let Some(total) = total.filter(|t| *t <= EXPANDED_MAX) else {
             fail!(
                 col,
                 "the repeat \"…\"*{n} of a {}-byte string expands past {} MiB, the bound of a script's input (its repeats together): refused",
@@ -173,7 +172,7 @@ impl Cursor {
     }
 
     /// A JSON string literal starting at the cursor.
-    fn quoted(&mut self) -> Result<String, LineError> {
+    fn quoted(&mut self) -> Parsed<String> {
         let start = self.at;
         let mut escaped = false;
         for i in start + 1..self.chars.len() {
@@ -194,7 +193,7 @@ impl Cursor {
     }
 
     /// `name=value`: a name of letters, digits, `_`, `-` and `.`, then a value.
-    pub(crate) fn pair(&mut self) -> Result<Option<(String, String, u32)>, LineError> {
+    pub(crate) fn pair(&mut self) -> Parsed<Option<(String, String, u32)>> {
         let col = self.col();
         let name = self.skip(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'));
         if name.is_empty() {
@@ -213,7 +212,7 @@ impl Cursor {
     }
 
     /// Every remaining `name=value` pair.
-    pub(crate) fn pairs(&mut self) -> Result<Vec<(String, String, u32)>, LineError> {
+    pub(crate) fn pairs(&mut self) -> Parsed<Vec<(String, String, u32)>> {
         let mut out = Vec::new();
         while !self.at_end() {
             match self.pair()? {

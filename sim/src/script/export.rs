@@ -58,7 +58,8 @@ pub fn script_from_tape_filed(
         let mut statement = nodes.statement(config, i, choice)?;
         if let (Some(b), Choice::Send { merchant, .. }) = (filed.get(&i), choice) {
             let (name, line) = statement.split_once(": ").expect("a request line");
-            let db = Some(b.db).filter(|db| *db != nodes.db_of(config, *merchant));
+            // The server line's database: its client's, else 0 (as `server` sets it).
+            let db = Some(b.db).filter(|db| *db != config.client(*merchant).map_or(0, |c| c.db));
             let db = db.map(|db| format!(" db={db}")).unwrap_or_default();
             let order = request::render_value(&b.order);
             statement = format!("{name}: for order {order}{db} {line}");
@@ -135,11 +136,6 @@ impl Nodes {
         }
     }
 
-    /// The database of a node's server line: its client's, else 0 (as `server` sets it).
-    fn db_of(&self, config: &WorldConfig, node: u8) -> u8 {
-        config.client(node).map_or(0, |c| c.db)
-    }
-
     fn key_of(&self, node: u8) -> ApiKeyId {
         let key = self.0.get(&node).copied().flatten();
         key.unwrap_or(payhub_model::api_keys::M1_TEST)
@@ -173,12 +169,9 @@ impl Nodes {
             }
             Choice::Command { item, crash_after } => {
                 let work = &config.workload[*item as usize];
-                format!(
-                    "{}: {}{}",
-                    name(work.node),
-                    render_command(&work.command),
-                    if *crash_after { " then crash" } else { "" }
-                )
+                let (server, command) = (name(work.node), render_command(&work.command));
+                let then = if *crash_after { " then crash" } else { "" };
+                format!("{server}: {command}{then}")
             }
             Choice::Crash { merchant } => format!("crash {}", name(*merchant)),
             Choice::Restart { merchant } => format!("restart {}", name(*merchant)),

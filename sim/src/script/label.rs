@@ -4,7 +4,7 @@
 //! same choice. Saved tapes use it for the choices a world does not list as enabled but
 //! applies all the same (scripted sends, advances, controls, ticks).
 
-use super::cursor::{Cursor, LineError, fail};
+use super::cursor::{Cursor, Parsed, fail};
 use super::parse_settings::{parse_duration, parse_merchant};
 use super::parse_step::{api_key, attempt, branch, key_spec, parse_decision, yes_no};
 use super::request;
@@ -38,7 +38,7 @@ pub(crate) fn parse_label(label: &str) -> Result<Choice, LabelError> {
 
 /// `m3` (a merchant-network message) or, where `upstream` allows it, `u2`. A script's
 /// step names both links in its messages, and reads the number as Rust does (`m+3`).
-fn msg(cur: &mut Cursor, upstream: bool, script: bool) -> Result<(MsgId, bool), LineError> {
+fn msg(cur: &mut Cursor, upstream: bool, script: bool) -> Parsed<(MsgId, bool)> {
     let what = match script || upstream {
         true => "a message id (m3, or u2 on the upstream link)",
         false => "a message id (m3)",
@@ -59,33 +59,20 @@ fn msg(cur: &mut Cursor, upstream: bool, script: bool) -> Result<(MsgId, bool), 
 }
 
 /// `merchant-2`: a node of the world, as traces and labels name it.
-fn node(cur: &mut Cursor) -> Result<u8, LineError> {
+fn node(cur: &mut Cursor) -> Parsed<u8> {
     let read = |w: &str| w.strip_prefix("merchant-")?.parse().ok();
     cur.read("a node (merchant-0)", read, |w| {
         format!("'{w}' is not a node (merchant-0)")
     })
 }
 
-fn optional_branch(cur: &mut Cursor) -> Result<Option<payhub_model::Branch>, LineError> {
-    if cur.at_end() {
-        Ok(None)
-    } else {
-        branch(cur).map(Some)
-    }
-}
-
-fn number<T: std::str::FromStr>(cur: &mut Cursor, what: &str) -> Result<T, LineError> {
-    cur.read(what, |w| w.parse().ok(), |w| format!("'{w}' is not {what}"))
+fn optional_branch(cur: &mut Cursor) -> Parsed<Option<payhub_model::Branch>> {
+    (!cur.at_end()).then(|| branch(cur)).transpose()
 }
 
 /// The choice a label's `verb` names, its arguments read from `cur`. `script`: a script's
 /// step statement, whose errors keep the words scripts have always used.
-pub(super) fn choice(
-    verb: &str,
-    vcol: u32,
-    cur: &mut Cursor,
-    script: bool,
-) -> Result<Choice, LineError> {
+pub(super) fn choice(verb: &str, vcol: u32, cur: &mut Cursor, script: bool) -> Parsed<Choice> {
     Ok(match verb {
         "deliver" => match msg(cur, true, script)? {
             (msg, true) => Choice::DeliverUpstream { msg },
@@ -114,7 +101,7 @@ pub(super) fn choice(
             ok: yes_no(cur, "ok", "fail")?,
         },
         "command" => Choice::Command {
-            item: number(cur, "a workload item number")?,
+            item: cur.number("a workload item number")?,
             crash_after: then_crash(cur)?,
         },
         "crash" => Choice::Crash {
@@ -148,7 +135,7 @@ pub(super) fn choice(
             Choice::Control(Control::SetFeeRate { bps })
         }
         "fee-rate" => Choice::Control(Control::SetFeeRate {
-            bps: number(cur, "a number of basis points")?,
+            bps: cur.number("a number of basis points")?,
         }),
         "send" => {
             let merchant = node(cur)?;
@@ -172,7 +159,7 @@ pub(super) fn choice(
 }
 
 /// `acquire u2 approve`.
-fn acquire(cur: &mut Cursor, script: bool) -> Result<Choice, LineError> {
+fn acquire(cur: &mut Cursor, script: bool) -> Parsed<Choice> {
     let read = |w: &str| w.strip_prefix('u')?.parse().ok().map(MsgId);
     let not = |w: &str| format!("'{w}' is not an upstream message id (u2)");
     let msg = cur.read("an upstream message id (u2)", read, not)?;
@@ -187,7 +174,7 @@ fn acquire(cur: &mut Cursor, script: bool) -> Result<Choice, LineError> {
 }
 
 /// An optional `then crash` after a command: whether it is there.
-pub(super) fn then_crash(cur: &mut Cursor) -> Result<bool, LineError> {
+pub(super) fn then_crash(cur: &mut Cursor) -> Parsed<bool> {
     if !cur.eat("then") {
         return Ok(false);
     }

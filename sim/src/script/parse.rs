@@ -8,7 +8,7 @@
 //! that parses runs.
 
 use super::ast::*;
-use super::cursor::{Cursor, LineError, fail};
+use super::cursor::{Cursor, Parsed, fail};
 use super::{ERRORS_SHOWN, ScriptError, ScriptErrors};
 use crate::config::{Budget, ClientSpec};
 use payhub_model::{Environment, MerchantId};
@@ -104,9 +104,8 @@ pub(super) struct Parser {
     pub(super) declared: bool,
     /// Whether the first step was seen (settings are closed).
     pub(super) started: bool,
-    pub(super) webhooks: Vec<(MerchantId, Environment, u8)>,
-    /// Whether `webhooks` lines replace the default routing.
-    pub(super) webhooks_set: bool,
+    /// The routing of `webhooks` lines, which replaces the default one (`webhooks none`: empty).
+    pub(super) webhooks: Option<Vec<(MerchantId, Environment, u8)>>,
     /// Servers that have sent a request line so far (`usize::MAX`: any server).
     pub(super) requested: BTreeSet<usize>,
     /// Servers whose `server` line had an error: a later use of the name is not
@@ -119,7 +118,7 @@ pub(super) struct Parser {
 }
 
 impl Parser {
-    fn line(&mut self, n: u32, line: &str) -> Result<(), LineError> {
+    fn line(&mut self, n: u32, line: &str) -> Parsed<()> {
         let mut cur = Cursor::sharing(line, self.expanded.clone());
         let col = cur.col();
         let (first, _) = cur.word().expect("a non-blank line");
@@ -158,7 +157,7 @@ impl Parser {
     }
 
     /// `expect violation NAME`: the property the script must break.
-    fn expect_violation(&mut self, pos: Pos, cur: &mut Cursor) -> Result<(), LineError> {
+    fn expect_violation(&mut self, pos: Pos, cur: &mut Cursor) -> Parsed<()> {
         let (name, column) = cur.expect_word("a property name")?;
         if !self.properties.contains(&name) {
             let names = self.properties.join(", ");
@@ -176,7 +175,7 @@ impl Parser {
         Ok(())
     }
 
-    fn settings_open(&self, col: u32) -> Result<(), LineError> {
+    fn settings_open(&self, col: u32) -> Parsed<()> {
         if self.started {
             fail!(
                 col,
@@ -219,13 +218,11 @@ impl Parser {
         if names.is_empty() {
             return format!("unknown server '{name}'{hint} (no server is declared)");
         }
-        format!(
-            "unknown server '{name}'{hint} (servers: {})",
-            names.join(", ")
-        )
+        let names = names.join(", ");
+        format!("unknown server '{name}'{hint} (servers: {names})")
     }
 
-    pub(super) fn server(&self, name: &str, col: u32) -> Result<usize, LineError> {
+    pub(super) fn server(&self, name: &str, col: u32) -> Parsed<usize> {
         // `merchant-N`, as the world and its traces name nodes.
         let node: Option<u8> = name.strip_prefix("merchant-").and_then(|n| n.parse().ok());
         let servers = &self.script.servers;
@@ -234,7 +231,7 @@ impl Parser {
         found.ok_or_else(|| (col, self.unknown_server(name)))
     }
 
-    pub(super) fn client_server(&self, name: &str, col: u32) -> Result<usize, LineError> {
+    pub(super) fn client_server(&self, name: &str, col: u32) -> Parsed<usize> {
         let i = self.server(name, col)?;
         if self.script.servers[i].policy.is_none() {
             fail!(
@@ -260,8 +257,8 @@ impl Parser {
             })
         };
         let clients = self.script.servers.iter().filter_map(client).collect();
-        let mut webhooks = self.webhooks.clone();
-        if !self.webhooks_set {
+        let mut webhooks = self.webhooks.clone().unwrap_or_default();
+        if self.webhooks.is_none() {
             // The first server (by node) of each merchant and environment gets its webhooks.
             let mut servers: Vec<&Server> = self.script.servers.iter().collect();
             servers.sort_by_key(|s| s.node);

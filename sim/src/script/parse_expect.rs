@@ -2,10 +2,10 @@
 //! is checked here, so a misspelt one is a `file:line:column` error, not a failed run.
 
 use super::ast::*;
-use super::cursor::{Cursor, LineError, fail};
+use super::cursor::{Cursor, Parsed, fail};
 use super::parse::Parser;
 use super::parse_settings::is_name;
-use super::request::{parse_payment_id, parse_refund_id};
+use super::request::numbered;
 use payhub_model::{ErrorCode, PaymentStatus};
 
 /// Fields an expectation may name, by what it expects, space-separated.
@@ -47,24 +47,16 @@ const PLATFORM_COUNTERS: &[(&str, &str)] = &[
 ];
 
 /// `expect payment ID: …` and `expect refund ID: …` (`w` is `payment` or `refund`).
-fn object_expectation(w: &str, cur: &mut Cursor) -> Result<Expectation, LineError> {
+fn object_expectation(w: &str, cur: &mut Cursor) -> Parsed<Expectation> {
     let (id, icol) = cur.expect_word("an object id followed by ':'")?;
     let Some(id) = id.strip_suffix(':') else {
         fail!(icol, "expected '{id}:'");
     };
-    let (kind, n, allowed) = match w {
-        "payment" => (
-            ObjectKind::Payment,
-            parse_payment_id(id).map(|p| p.0),
-            PAYMENT_FIELDS,
-        ),
-        _ => (
-            ObjectKind::Refund,
-            parse_refund_id(id).map(|r| r.0),
-            REFUND_FIELDS,
-        ),
+    let (kind, prefix, allowed) = match w {
+        "payment" => (ObjectKind::Payment, "pay_demo_", PAYMENT_FIELDS),
+        _ => (ObjectKind::Refund, "ref_demo_", REFUND_FIELDS),
     };
-    let Some(id) = n else {
+    let Some(id) = numbered(id, prefix) else {
         fail!(icol, "'{id}' is not a {w} id");
     };
     let fields = fields(cur, &[allowed], w)?;
@@ -72,7 +64,7 @@ fn object_expectation(w: &str, cur: &mut Cursor) -> Result<Expectation, LineErro
 }
 
 impl Parser {
-    pub(super) fn expect(&mut self, cur: &mut Cursor) -> Result<Expectation, LineError> {
+    pub(super) fn expect(&mut self, cur: &mut Cursor) -> Parsed<Expectation> {
         let (w, wcol) = cur.expect_word("what to expect (expect: 201, expect ledger: …)")?;
         match w.as_str() {
             "ledger:" => counter(CounterScope::Ledger, cur),
@@ -90,12 +82,7 @@ impl Parser {
     }
 
     /// `expect SERVER: …` and `expect SERVER order ORDER: …`.
-    fn expect_of_server(
-        &mut self,
-        w: &str,
-        wcol: u32,
-        cur: &mut Cursor,
-    ) -> Result<Expectation, LineError> {
+    fn expect_of_server(&mut self, w: &str, wcol: u32, cur: &mut Cursor) -> Parsed<Expectation> {
         let unknown = |name: &str| self.script.servers.iter().all(|s| s.name != name);
         if let Some(name) = w.strip_suffix(':') {
             let near = super::suggest::closest(w, ["ledger:", "platform:", "webhook:"]);
@@ -135,7 +122,7 @@ impl Parser {
         server: Option<usize>,
         col: u32,
         cur: &mut Cursor,
-    ) -> Result<Expectation, LineError> {
+    ) -> Parsed<Expectation> {
         if !self.requested.contains(&server.unwrap_or(usize::MAX)) {
             let who = server.map(|s| format!(" of server {}", self.script.servers[s].name));
             let who = who.unwrap_or_default();
@@ -174,7 +161,7 @@ impl Parser {
 }
 
 /// `expect webhook: KIND …` or `expect no webhook: KIND`.
-fn webhook(present: bool, cur: &mut Cursor) -> Result<Expectation, LineError> {
+fn webhook(present: bool, cur: &mut Cursor) -> Parsed<Expectation> {
     let (kind, kcol) = cur.expect_word("an event kind (payment.succeeded)")?;
     let valid = match kind.split_once('.') {
         Some(("payment", s)) => PaymentStatus::from_name(s).is_some(),
@@ -200,7 +187,7 @@ fn webhook(present: bool, cur: &mut Cursor) -> Result<Expectation, LineError> {
 }
 
 /// `expect ledger: TERM(FILTERS) CMP N` and `expect platform: …`.
-fn counter(scope: CounterScope, cur: &mut Cursor) -> Result<Expectation, LineError> {
+fn counter(scope: CounterScope, cur: &mut Cursor) -> Parsed<Expectation> {
     let (text, col) = cur.rest();
     let chars: Vec<char> = text.chars().collect();
     let in_term = |c: &&char| c.is_alphanumeric() || **c == '-' || **c == '_';
@@ -212,11 +199,8 @@ fn counter(scope: CounterScope, cur: &mut Cursor) -> Result<Expectation, LineErr
     };
     let Some((_, allowed)) = table.iter().find(|(t, _)| *t == term) else {
         let names: Vec<&str> = table.iter().map(|(t, _)| *t).collect();
-        fail!(
-            col,
-            "unknown counter '{term}' (counters: {})",
-            names.join(", ")
-        );
+        let names = names.join(", ");
+        fail!(col, "unknown counter '{term}' (counters: {names})");
     };
     let (filters, i) = counter_filters(&chars, i, col, &term, allowed)?;
     let rest: String = chars[i..].iter().collect();
@@ -239,7 +223,7 @@ fn counter_filters(
     col: u32,
     term: &str,
     allowed: &str,
-) -> Result<(Vec<FieldCheck>, usize), LineError> {
+) -> Parsed<(Vec<FieldCheck>, usize)> {
     if chars.get(i) != Some(&'(') {
         return Ok((Vec::new(), i));
     }
@@ -274,7 +258,7 @@ fn counter_filters(
 }
 
 /// `= N`, `<= N` or `>= N` after a counter.
-fn comparison(rest: &str, rest_col: u32, term: &str) -> Result<(Cmp, u64), LineError> {
+fn comparison(rest: &str, rest_col: u32, term: &str) -> Parsed<(Cmp, u64)> {
     let Some((cmp, n)) = [Cmp::Le, Cmp::Ge, Cmp::Eq]
         .into_iter()
         .find_map(|cmp| Some((cmp, rest.strip_prefix(cmp.as_str())?.trim())))
@@ -289,7 +273,7 @@ fn comparison(rest: &str, rest_col: u32, term: &str) -> Result<(Cmp, u64), LineE
 
 /// The `name=value` checks left on the line, each a field `allowed` names (space-separated
 /// lists) with a value it may have.
-fn fields(cur: &mut Cursor, allowed: &[&str], what: &str) -> Result<Vec<FieldCheck>, LineError> {
+fn fields(cur: &mut Cursor, allowed: &[&str], what: &str) -> Parsed<Vec<FieldCheck>> {
     let names = || allowed.iter().flat_map(|a| a.split(' '));
     let mut out = Vec::new();
     for (name, value, column) in cur.pairs()? {
@@ -313,11 +297,8 @@ fn fields(cur: &mut Cursor, allowed: &[&str], what: &str) -> Result<Vec<FieldChe
                 fail!(vcol, "'{value}' is not a status ({})", names.join(", "));
             }
             "resolution_status" if !RESOLUTIONS.contains(&value.as_str()) => {
-                fail!(
-                    vcol,
-                    "'{value}' is not a resolution status ({})",
-                    RESOLUTIONS.join(", ")
-                );
+                let all = RESOLUTIONS.join(", ");
+                fail!(vcol, "'{value}' is not a resolution status ({all})");
             }
             "code" if error_code(&value).is_none() => fail!(vcol, "unknown error code '{value}'"),
             _ => {}

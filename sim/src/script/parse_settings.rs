@@ -2,7 +2,7 @@
 //! `assume`, and the names and values they take.
 
 use super::ast::{Script, Server};
-use super::cursor::{Cursor, LineError, fail};
+use super::cursor::{Cursor, Parsed, fail};
 use super::parse::Parser;
 use super::parse_step::statement_words;
 use super::request::parse_api_key;
@@ -38,7 +38,7 @@ const MODES: &[Mode] = &[
 ];
 
 impl Parser {
-    pub(super) fn use_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+    pub(super) fn use_line(&mut self, cur: &mut Cursor) -> Parsed<()> {
         if cur.eat("client") {
             return self.use_client(cur);
         }
@@ -51,12 +51,8 @@ impl Parser {
                 fail!(col, "unknown platform '{value}' (platforms: reference)");
             } else if let Some((_, words, flag)) = MODES.iter().find(|m| m.0 == name) {
                 let Some((_, on)) = words.iter().find(|(w, _)| *w == value) else {
-                    fail!(
-                        col,
-                        "{name}={} or {}, not '{value}'",
-                        words[0].0,
-                        words[1].0
-                    );
+                    let (a, b) = (words[0].0, words[1].0);
+                    fail!(col, "{name}={a} or {b}, not '{value}'");
                 };
                 *flag(&mut self.script) = *on;
             } else if name != "platform"
@@ -76,7 +72,7 @@ impl Parser {
     /// `use client after_503=not_accepted|result_unknown after_429=…`: the client servers'
     /// readings of the contract's contradictions (A-S13-REFERENCE-CODE,
     /// A-429-REFERENCE-CODE).
-    fn use_client(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+    fn use_client(&mut self, cur: &mut Cursor) -> Parsed<()> {
         let pairs = cur.pairs()?;
         if pairs.is_empty() {
             fail!(
@@ -100,7 +96,7 @@ impl Parser {
         Ok(())
     }
 
-    pub(super) fn server_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+    pub(super) fn server_line(&mut self, cur: &mut Cursor) -> Parsed<()> {
         let (name, ncol) = cur.expect_word("a server name")?;
         check_name(&name, ncol)?;
         if self.script.servers.iter().any(|s| s.name == name) {
@@ -148,7 +144,7 @@ impl Parser {
     }
 
     /// The node a `server` line asks for, or the first free one.
-    fn free_node(&self, node: Option<u8>, ncol: u32) -> Result<u8, LineError> {
+    fn free_node(&self, node: Option<u8>, ncol: u32) -> Parsed<u8> {
         let taken = |n: u8| self.script.servers.iter().find(|s| s.node == n);
         match node.map(|n| (n, taken(n))) {
             Some((n, Some(s))) => fail!(ncol, "node {n} is already server {}", s.name),
@@ -160,9 +156,9 @@ impl Parser {
         }
     }
 
-    pub(super) fn webhooks_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+    pub(super) fn webhooks_line(&mut self, cur: &mut Cursor) -> Parsed<()> {
         if cur.eat("none") {
-            self.webhooks_set = true;
+            self.webhooks.get_or_insert_default();
             return cur.end();
         }
         let (mut merchant, mut env, mut to) = (None, None, None);
@@ -188,12 +184,11 @@ impl Parser {
         let (Some(m), Some(e), Some(n)) = (merchant, env, to) else {
             fail!(col0, "webhooks needs merchant=N env=test|live to=SERVER");
         };
-        self.webhooks_set = true;
-        self.webhooks.push((m, e, n));
+        self.webhooks.get_or_insert_default().push((m, e, n));
         Ok(())
     }
 
-    pub(super) fn assume_line(&mut self, cur: &mut Cursor) -> Result<(), LineError> {
+    pub(super) fn assume_line(&mut self, cur: &mut Cursor) -> Parsed<()> {
         let a = cur.read(
             "an assumption ID (A-CKO-CONFLICT)",
             |id| Assumption::ALL.iter().find(|a| a.id() == id),
@@ -208,7 +203,7 @@ impl Parser {
 }
 
 /// `env=test` or `env=live`.
-fn environment(v: &str, col: u32) -> Result<Environment, LineError> {
+fn environment(v: &str, col: u32) -> Parsed<Environment> {
     Environment::from_name(v).ok_or((col, format!("env=test or live, not '{v}'")))
 }
 
@@ -226,7 +221,7 @@ fn server_key(
     m: Option<MerchantId>,
     e: Option<Environment>,
     ncol: u32,
-) -> Result<ApiKeyId, LineError> {
+) -> Parsed<ApiKeyId> {
     if let Some(k) = key {
         if let Some(s) = known_key(k)
             && (m.is_some_and(|m| m != s.merchant) || e.is_some_and(|e| e != s.environment))
@@ -246,7 +241,7 @@ fn server_key(
 /// A platform parameter as `use NAME=VALUE` reads it and a report or an exported script
 /// writes it.
 trait Setting {
-    fn set(&mut self, value: &str, col: u32) -> Result<(), LineError>;
+    fn set(&mut self, value: &str, col: u32) -> Parsed<()>;
     fn show(&self) -> String;
 }
 
@@ -255,7 +250,7 @@ trait Setting {
 macro_rules! settings {
     ($($t:ty: |$value:ident, $col:ident| $read:expr, |$it:ident| $show:expr;)*) => {$(
         impl Setting for $t {
-            fn set(&mut self, $value: &str, $col: u32) -> Result<(), LineError> {
+            fn set(&mut self, $value: &str, $col: u32) -> Parsed<()> {
                 *self = $read?;
                 Ok(())
             }
@@ -281,24 +276,24 @@ settings! {
         |s| s.map_or_else(|| "absent".to_owned(), |s| s.to_string());
 }
 
-fn number(value: &str, col: u32) -> Result<u64, LineError> {
+fn number(value: &str, col: u32) -> Parsed<u64> {
     value
         .parse()
         .map_err(|_| (col, format!("'{value}' is not a number")))
 }
 
 /// A count: a number that fits the parameter (a larger one is too large).
-fn count<T: TryFrom<u64>>(value: &str, col: u32) -> Result<T, LineError> {
+fn count<T: TryFrom<u64>>(value: &str, col: u32) -> Parsed<T> {
     let n = number(value, col)?;
     T::try_from(n).map_err(|_| (col, format!("{n} is too large")))
 }
 
 /// A number of at most 32 bits; a larger one is too large, as written.
-fn number_u32(value: &str, col: u32) -> Result<u32, LineError> {
+fn number_u32(value: &str, col: u32) -> Parsed<u32> {
     u32::try_from(number(value, col)?).map_err(|_| (col, format!("{value} is too large")))
 }
 
-fn duration(value: &str, col: u32) -> Result<Millis, LineError> {
+fn duration(value: &str, col: u32) -> Parsed<Millis> {
     let message = || format!("'{value}' is not a duration of at most 36500d (15s, 7d, 2min)");
     parse_duration(value).ok_or_else(|| (col, message()))
 }
@@ -327,12 +322,7 @@ const PARAMS: &[(&str, Field)] = params!(
 const UNREPORTED: &[&str] = &["manual_review_until", "ids_from"];
 
 /// A platform parameter of `use` (`retention=7d`). Whether `name` is one.
-fn set_param(
-    params: &mut PlatformParams,
-    name: &str,
-    value: &str,
-    col: u32,
-) -> Result<bool, LineError> {
+fn set_param(params: &mut PlatformParams, name: &str, value: &str, col: u32) -> Parsed<bool> {
     let name = match name {
         "max_attempts" => "attempts_max",
         "retry_after_s" => "retry_after",
@@ -369,7 +359,7 @@ pub(super) fn is_name(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
-pub(super) fn check_name(name: &str, col: u32) -> Result<(), LineError> {
+pub(super) fn check_name(name: &str, col: u32) -> Parsed<()> {
     if !is_name(name) {
         fail!(
             col,

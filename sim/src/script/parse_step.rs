@@ -3,7 +3,7 @@
 
 use super::ast::*;
 use super::command::command;
-use super::cursor::{Cursor, LineError, fail};
+use super::cursor::{Cursor, Parsed, fail};
 use super::label::{choice, then_crash};
 use super::parse::Parser;
 use super::parse_settings::{is_name, known_key, parse_duration, parse_merchant};
@@ -16,12 +16,7 @@ use payhub_model::{
 };
 
 impl Parser {
-    pub(super) fn action(
-        &mut self,
-        first: &str,
-        col: u32,
-        cur: &mut Cursor,
-    ) -> Result<Action, LineError> {
+    pub(super) fn action(&mut self, first: &str, col: u32, cur: &mut Cursor) -> Parsed<Action> {
         Ok(match first {
             "net:" => self.net(cur)?,
             "platform:" => self.platform_fault(cur)?,
@@ -69,13 +64,13 @@ impl Parser {
     }
 
     /// `crash SERVER`, `restart SERVER`: a client server.
-    fn client_named(&self, cur: &mut Cursor) -> Result<usize, LineError> {
+    fn client_named(&self, cur: &mut Cursor) -> Parsed<usize> {
         let (name, ncol) = cur.expect_word("a server")?;
         self.client_server(&name, ncol)
     }
 
     /// `platform: 500 before|after [executing] [of SERVER]`.
-    fn platform_fault(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
+    fn platform_fault(&mut self, cur: &mut Cursor) -> Parsed<Action> {
         let wrong = |w: &str| format!("platform: 500 before|after, not '{w}'");
         cur.keyword("500", wrong)?;
         // `500 before` and `500 after` are the only operations named so.
@@ -88,7 +83,7 @@ impl Parser {
     }
 
     /// `upstream charge: …`, `upstream u3: …`: a decision on calls of one kind (or one id).
-    fn upstream_of_kind(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
+    fn upstream_of_kind(&mut self, cur: &mut Cursor) -> Parsed<Action> {
         let (sel, scol) =
             cur.expect_word("a call kind (charge:, query:, cancel:, refund:, query-refund:, u3:)")?;
         let Some(sel) = sel.strip_suffix(':') else {
@@ -112,7 +107,7 @@ impl Parser {
     }
 
     /// `of SERVER`, `to SERVER` or `from SERVER`, if there.
-    fn of_server(&self, cur: &mut Cursor) -> Result<Option<usize>, LineError> {
+    fn of_server(&self, cur: &mut Cursor) -> Parsed<Option<usize>> {
         if !["of", "to", "from"].iter().any(|w| cur.eat(w)) {
             return Ok(None);
         }
@@ -120,7 +115,7 @@ impl Parser {
         self.server(&name, col).map(Some)
     }
 
-    fn net(&mut self, cur: &mut Cursor) -> Result<Action, LineError> {
+    fn net(&mut self, cur: &mut Cursor) -> Parsed<Action> {
         // A word holds no space: `500 before` is `platform:`'s, never found here.
         let op = cur.read("drop, duplicate, hold or release", NetOp::from_name, |op| {
             format!("unknown net operation '{op}' (drop, duplicate, hold, release)")
@@ -146,7 +141,7 @@ impl Parser {
         Ok(Action::Net { op, kind, server })
     }
 
-    fn upstream(&mut self, call: CallKind, cur: &mut Cursor) -> Result<Action, LineError> {
+    fn upstream(&mut self, call: CallKind, cur: &mut Cursor) -> Parsed<Action> {
         let (w, wcol) = cur.expect_word(
             "a decision (approve, decline, require_action, fail, approve_silently), lost or reply",
         )?;
@@ -183,7 +178,7 @@ impl Parser {
         })
     }
 
-    fn env(&mut self, cur: &mut Cursor) -> Result<Control, LineError> {
+    fn env(&mut self, cur: &mut Cursor) -> Parsed<Control> {
         let (what, wcol) =
             cur.expect_word("rate-limit, pause-channel, issue-key, revoke-key or fee-rate")?;
         Ok(match what.as_str() {
@@ -219,7 +214,7 @@ impl Parser {
 
     /// `for order ORDER [db=N]` before a request line: the business order the request is
     /// for, in the server's database unless `db=` names another.
-    fn business_clause(&self, server: usize, cur: &mut Cursor) -> Result<BusinessOrder, LineError> {
+    fn business_clause(&self, server: usize, cur: &mut Cursor) -> Parsed<BusinessOrder> {
         cur.word().expect("peeked 'for'");
         let what = "'order' (for order ORDER-1 POST /v1/payments …)";
         cur.read(
@@ -256,7 +251,7 @@ impl Parser {
         })
     }
 
-    fn request_or_command(&mut self, server: usize, cur: &mut Cursor) -> Result<Action, LineError> {
+    fn request_or_command(&mut self, server: usize, cur: &mut Cursor) -> Parsed<Action> {
         let col = cur.col();
         let first = cur.peek_word().unwrap_or_default();
         if starts_request(&first) {
@@ -319,7 +314,7 @@ fn starts_request(word: &str) -> bool {
 }
 
 /// `payer: authenticate [att_001] ok|fail`.
-fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
+fn payer(cur: &mut Cursor) -> Parsed<Action> {
     cur.keyword("authenticate", |w| {
         format!("payer: authenticate [att_001] ok|fail, not '{w}'")
     })?;
@@ -332,7 +327,7 @@ fn payer(cur: &mut Cursor) -> Result<Action, LineError> {
 }
 
 /// `until quiet [upstream=DECISION]`.
-fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
+fn until_quiet(cur: &mut Cursor) -> Parsed<Action> {
     cur.keyword("quiet", |w| format!("until quiet, not 'until {w}'"))?;
     let mut decision = AcquirerDecision::Approve;
     for (k, v, c) in cur.pairs()? {
@@ -350,7 +345,7 @@ fn until_quiet(cur: &mut Cursor) -> Result<Action, LineError> {
     Ok(Action::UntilQuiet { decision })
 }
 
-pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
+pub(super) fn branch(cur: &mut Cursor) -> Parsed<Branch> {
     cur.read(
         "a branch (S4:conflict, S5:wait, …)",
         Branch::from_name,
@@ -362,7 +357,7 @@ pub(super) fn branch(cur: &mut Cursor) -> Result<Branch, LineError> {
 }
 
 /// `on` or `off`, `ok` or `fail`: whether it is the first word.
-pub(super) fn yes_no(cur: &mut Cursor, yes: &str, no: &str) -> Result<bool, LineError> {
+pub(super) fn yes_no(cur: &mut Cursor, yes: &str, no: &str) -> Parsed<bool> {
     cur.read(
         &format!("{yes} or {no}"),
         |w| (w == yes || w == no).then_some(w == yes),
@@ -371,11 +366,11 @@ pub(super) fn yes_no(cur: &mut Cursor, yes: &str, no: &str) -> Result<bool, Line
 }
 
 /// `ak_2`, expected as `what`.
-pub(super) fn api_key(cur: &mut Cursor, what: &str) -> Result<ApiKeyId, LineError> {
+pub(super) fn api_key(cur: &mut Cursor, what: &str) -> Parsed<ApiKeyId> {
     cur.read(what, parse_api_key, |k| format!("'{k}' is not an API key"))
 }
 
-pub(super) fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
+pub(super) fn key_spec(cur: &mut Cursor) -> Parsed<ApiKeySpec> {
     let (k, c) = cur.expect_word("an API key")?;
     let id = parse_api_key(&k).ok_or((c, format!("'{k}' is not an API key")))?;
     known_key(id).ok_or((
@@ -385,7 +380,7 @@ pub(super) fn key_spec(cur: &mut Cursor) -> Result<ApiKeySpec, LineError> {
 }
 
 /// `att_001`.
-pub(super) fn attempt(cur: &mut Cursor) -> Result<AttemptId, LineError> {
+pub(super) fn attempt(cur: &mut Cursor) -> Parsed<AttemptId> {
     let read = |w: &str| w.strip_prefix("att_")?.parse().ok().map(AttemptId);
     cur.read("an attempt id (att_001)", read, |w| {
         format!("'{w}' is not an attempt id")

@@ -144,15 +144,12 @@ impl<F: EventFold> Report<F> {
                 (Some(m), Some(e)) => format!(" ({m} {e})"),
                 _ => String::new(),
             };
-            let client = s
-                .policy
-                .as_ref()
-                .map(|p| format!(" client={p} db={}", s.db));
+            let client = match &s.policy {
+                Some(p) => format!(" client={p} db={}", s.db),
+                None => String::new(),
+            };
             let (name, node, key) = (&s.name, s.node, s.api_key);
-            format!(
-                "{name}=merchant-{node} {key}{owner}{}",
-                client.unwrap_or_default()
-            )
+            format!("{name}=merchant-{node} {key}{owner}{client}")
         };
         let servers: Vec<String> = self.script.servers.iter().map(server).collect();
         servers.join(" · ")
@@ -162,12 +159,10 @@ impl<F: EventFold> Report<F> {
     fn settings_line(&self) -> String {
         let (script, config) = (&self.script, &self.script.config);
         let pick = |on: bool, yes: &'static str, no: &'static str| if on { yes } else { no };
-        let mut line = format!(
-            "delivery={} inbox={} jitter={}",
-            pick(script.manual, "manual", "auto"),
-            pick(config.immediate_inbox, "immediate", "travel"),
-            pick(config.jitter, "on", "off"),
-        );
+        let delivery = pick(script.manual, "manual", "auto");
+        let inbox = pick(config.immediate_inbox, "immediate", "travel");
+        let jitter = pick(config.jitter, "on", "off");
+        let mut line = format!("delivery={delivery} inbox={inbox} jitter={jitter}");
         for (setting, _) in super::parse_settings::param_settings(&config.params, true) {
             line += &format!(" {setting}");
         }
@@ -211,11 +206,8 @@ impl<F: EventFold> Report<F> {
         } else if let Some(e) = &self.error {
             format!("FAILED: {e}")
         } else {
-            let failed = count(
-                results.filter(|r| r.failure.is_some()).count(),
-                "failed",
-                "failed",
-            );
+            let failed = results.filter(|r| r.failure.is_some()).count();
+            let failed = count(failed, "failed", "failed");
             format!("FAILED: {steps} steps, {failed}, {violation}")
         }
     }
@@ -304,12 +296,8 @@ impl<F: EventFold> Report<F> {
     /// The violation the run ended in (expected or not), as a diagram's closing note.
     fn violation_note(&self) -> Option<String> {
         let (v, pos) = self.violation.as_ref()?;
-        Some(format!(
-            "VIOLATED {} (line {}): {}",
-            self.violated(v),
-            pos.line,
-            v.detail
-        ))
+        let (name, line) = (self.violated(v), pos.line);
+        Some(format!("VIOLATED {name} (line {line}): {}", v.detail))
     }
 
     /// The run as a drawing, its violation (if any) as the closing note.

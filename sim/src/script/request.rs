@@ -6,7 +6,7 @@
 //! bytes sent as they are (a malformed body). Paths the contract names become their
 //! endpoint; any other method or path is sent as it is (the platform answers 404 or 405).
 
-use super::cursor::{Cursor, LineError, fail};
+use super::cursor::{Cursor, Parsed, fail};
 use payhub_model::{
     ApiKeyId, ApiRequest, Card, ConfirmBody, CreatePaymentBody, Endpoint, Json, Method, PaymentId,
     RefundBody, RefundId, SessionBody, Text,
@@ -14,7 +14,7 @@ use payhub_model::{
 use serde_json::{Map, Value};
 
 /// Parses a request after `NAME:`; `api_key` is the server's key.
-pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, LineError> {
+pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Parsed<ApiRequest> {
     let method = cur.read("a method (GET, POST or DELETE)", Method::from_name, |m| {
         format!("unknown method '{m}' (methods: GET, POST, DELETE)")
     })?;
@@ -60,7 +60,7 @@ pub(crate) fn parse(cur: &mut Cursor, api_key: ApiKeyId) -> Result<ApiRequest, L
 }
 
 /// The rest of the line as a JSON object body, and its column.
-fn json_object(cur: &mut Cursor) -> Result<(Body, u32), LineError> {
+fn json_object(cur: &mut Cursor) -> Parsed<(Body, u32)> {
     let (text, col) = cur.rest();
     let value = serde_json::from_str(&text);
     let value = value.map_err(|e| {
@@ -76,12 +76,7 @@ fn json_object(cur: &mut Cursor) -> Result<(Body, u32), LineError> {
 }
 
 /// `Idempotency-Key: K` or `Authorization: Bearer ak_N | none`, after its `NAME:`.
-fn header(
-    cur: &mut Cursor,
-    request: &mut ApiRequest,
-    name: &str,
-    col: u32,
-) -> Result<(), LineError> {
+fn header(cur: &mut Cursor, request: &mut ApiRequest, name: &str, col: u32) -> Parsed<()> {
     match name.to_ascii_lowercase().as_str() {
         "idempotency-key" => {
             let vcol = cur.col();
@@ -116,7 +111,8 @@ pub(crate) fn parse_api_key(s: &str) -> Option<ApiKeyId> {
     s.strip_prefix("ak_")?.parse().ok().map(ApiKeyId)
 }
 
-fn numbered(s: &str, prefix: &str) -> Option<u32> {
+/// `pay_demo_001` → 1 for the prefix `pay_demo_`: digits only.
+pub(super) fn numbered(s: &str, prefix: &str) -> Option<u32> {
     let digits = s.strip_prefix(prefix)?;
     if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
         return None;
@@ -139,12 +135,7 @@ enum Body {
     Raw(String),
 }
 
-fn endpoint(
-    method: Method,
-    path: &str,
-    body: Option<(Body, u32)>,
-    pcol: u32,
-) -> Result<Endpoint, LineError> {
+fn endpoint(method: Method, path: &str, body: Option<(Body, u32)>, pcol: u32) -> Parsed<Endpoint> {
     let (route, query) = match path.split_once('?') {
         Some((r, q)) => (r, Some(q)),
         None => (path, None),
@@ -220,7 +211,7 @@ fn unrouted(
     query: Option<&str>,
     body: Option<(Body, u32)>,
     pcol: u32,
-) -> Result<Endpoint, LineError> {
+) -> Parsed<Endpoint> {
     let id = |s: &str| parse_payment_id(s).is_some() || parse_refund_id(s).is_some();
     let shape: Vec<&str> = segments
         .iter()
@@ -251,8 +242,8 @@ fn unrouted(
 /// field (unknown fields and wrong types are script errors).
 fn json_body<T: Default>(
     body: Option<(Body, u32)>,
-    read: fn(&FieldReader) -> Result<T, LineError>,
-) -> Result<Json<T>, LineError> {
+    read: fn(&FieldReader) -> Parsed<T>,
+) -> Parsed<Json<T>> {
     match body {
         None => Ok(Json::Parsed(T::default())),
         Some((Body::Raw(raw), _)) => Ok(Json::Malformed(raw.into())),
@@ -276,12 +267,9 @@ impl FieldReader {
     }
 
     /// Fails at a field `allowed` (space-separated) does not name.
-    fn only(&self, allowed: &str, what: &str) -> Result<(), LineError> {
-        if let Some(name) = self
-            .map
-            .keys()
-            .find(|n| !allowed.split(' ').any(|a| a == *n))
-        {
+    fn only(&self, allowed: &str, what: &str) -> Parsed<()> {
+        let unknown = |n: &&String| !allowed.split(' ').any(|a| a == *n);
+        if let Some(name) = self.map.keys().find(unknown) {
             let fields = allowed.replace(' ', ", ");
             fail!(
                 self.col_of(name),
@@ -291,7 +279,7 @@ impl FieldReader {
         Ok(())
     }
 
-    fn string(&self, name: &str) -> Result<Option<Text>, LineError> {
+    fn string(&self, name: &str) -> Parsed<Option<Text>> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.into())),
@@ -299,7 +287,7 @@ impl FieldReader {
         }
     }
 
-    fn integer(&self, name: &str) -> Result<Option<i64>, LineError> {
+    fn integer(&self, name: &str) -> Parsed<Option<i64>> {
         match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Number(n)) if n.as_i64().is_some() => Ok(n.as_i64()),
@@ -307,7 +295,7 @@ impl FieldReader {
         }
     }
 
-    fn card(&self) -> Result<Option<Card>, LineError> {
+    fn card(&self) -> Parsed<Option<Card>> {
         let Some(s) = self.string("card")? else {
             return Ok(None);
         };
@@ -327,7 +315,7 @@ pub(super) fn one_letter(s: &str) -> Option<char> {
     chars.next().filter(|_| chars.next().is_none())
 }
 
-fn create_payment_body(r: &FieldReader) -> Result<CreatePaymentBody, LineError> {
+fn create_payment_body(r: &FieldReader) -> Parsed<CreatePaymentBody> {
     r.only("merchant_order_no amount currency card", "create-payment")?;
     Ok(CreatePaymentBody {
         merchant_order_no: r.string("merchant_order_no")?,
@@ -337,12 +325,12 @@ fn create_payment_body(r: &FieldReader) -> Result<CreatePaymentBody, LineError> 
     })
 }
 
-fn confirm_body(r: &FieldReader) -> Result<ConfirmBody, LineError> {
+fn confirm_body(r: &FieldReader) -> Parsed<ConfirmBody> {
     r.only("card", "confirm")?;
     Ok(ConfirmBody { card: r.card()? })
 }
 
-fn session_body(r: &FieldReader) -> Result<SessionBody, LineError> {
+fn session_body(r: &FieldReader) -> Parsed<SessionBody> {
     r.only("merchant_order_no amount currency", "checkout-session")?;
     Ok(SessionBody {
         merchant_order_no: r.string("merchant_order_no")?,
@@ -351,7 +339,7 @@ fn session_body(r: &FieldReader) -> Result<SessionBody, LineError> {
     })
 }
 
-fn refund_body(r: &FieldReader) -> Result<RefundBody, LineError> {
+fn refund_body(r: &FieldReader) -> Parsed<RefundBody> {
     r.only("payment_id merchant_refund_no amount", "refund")?;
     let payment_id = r.string("payment_id")?.map(|s| {
         let not = || format!("'payment_id' is a payment id (pay_demo_001), not \"{s}\"");

@@ -34,14 +34,14 @@ enum Stop {
 
 pub(crate) struct Runner<'s, F: EventFold> {
     pub(crate) script: &'s Script,
+    /// Runs after every step (every *always* property).
+    check: &'s mut dyn Check<F>,
     pub(crate) world: World<F>,
     pub(crate) trace: Trace,
     tape: Vec<Choice>,
     step_stmt: Vec<usize>,
     pub(crate) exchanges: Vec<Exchange>,
     by_id: BTreeMap<RequestId, usize>,
-    last_exchange: Option<usize>,
-    last_of_server: BTreeMap<usize, usize>,
     held: BTreeSet<MsgId>,
     armed: Vec<Armed>,
     branches: Vec<(Branch, usize)>,
@@ -55,13 +55,13 @@ pub(crate) struct Runner<'s, F: EventFold> {
 
 /// Runs a parsed script; `check` runs after every step (pass every *always* property).
 pub fn run<F: EventFold>(script: &Script, check: &mut dyn Check<F>) -> Report<F> {
-    let mut r = Runner::new(script);
+    let mut r = Runner::new(script, check);
     let mut stop = None;
-    if let Some(v) = check.check(&r.world) {
+    if let Some(v) = r.check.check(&r.world) {
         r.violation = Some((v, 0));
         stop = Some(Stop::Violation);
     }
-    let (next, stop) = r.statements(stop, check);
+    let (next, stop) = r.statements(stop);
     r.not_reached(next);
     let error = match stop {
         Some(Stop::Error(e)) => Some(e),
@@ -76,17 +76,16 @@ pub fn run<F: EventFold>(script: &Script, check: &mut dyn Check<F>) -> Report<F>
 }
 
 impl<'s, F: EventFold> Runner<'s, F> {
-    fn new(script: &'s Script) -> Runner<'s, F> {
+    fn new(script: &'s Script, check: &'s mut dyn Check<F>) -> Runner<'s, F> {
         Runner {
             script,
+            check,
             world: World::new(&script.config),
             trace: Trace::new(),
             tape: Vec::new(),
             step_stmt: Vec::new(),
             exchanges: Vec::new(),
             by_id: BTreeMap::new(),
-            last_exchange: None,
-            last_of_server: BTreeMap::new(),
             held: BTreeSet::new(),
             armed: Vec::new(),
             branches: Vec::new(),
@@ -101,22 +100,18 @@ impl<'s, F: EventFold> Runner<'s, F> {
     /// Runs the statements in order until one stops the run (unless `stop` already
     /// did), settling the network after each unless the script or the next statement
     /// says not to. Returns the index of the first statement not run, and why it stopped.
-    fn statements(
-        &mut self,
-        mut stop: Option<Stop>,
-        check: &mut dyn Check<F>,
-    ) -> (usize, Option<Stop>) {
+    fn statements(&mut self, mut stop: Option<Stop>) -> (usize, Option<Stop>) {
         let script = self.script;
         let n = script.statements.len();
         let mut next = 0;
         while stop.is_none() && next < n {
             let i = next;
             next += 1;
-            let mut outcome = self.statement(i, check);
+            let mut outcome = self.statement(i);
             let following = script.statements.get(i + 1);
             let next_passive = following.is_some_and(|s| s.action.is_passive());
             if outcome.is_ok() && !script.manual && !next_passive {
-                outcome = self.settle(i, check);
+                outcome = self.settle(i);
             }
             if let Err(s) = outcome {
                 stop = Some(s);
@@ -190,7 +185,7 @@ impl<F: EventFold> Runner<'_, F> {
     }
 
     /// Applies one choice, records what it did, and checks the properties.
-    fn apply(&mut self, choice: Choice, stmt: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
+    fn apply(&mut self, choice: Choice, stmt: usize) -> Result<(), Stop> {
         let config = &self.script.config;
         // The Idempotency-Key of a request this step delivers, for the calls it causes.
         let key = match &choice {
@@ -215,7 +210,7 @@ impl<F: EventFold> Runner<'_, F> {
         self.tape.push(choice);
         self.step_stmt.push(stmt);
         self.observe(from, key);
-        if let Some(v) = check.check(&self.world) {
+        if let Some(v) = self.check.check(&self.world) {
             self.violation = Some((v, stmt));
             return Err(Stop::Violation);
         }
@@ -263,29 +258,30 @@ impl<F: EventFold> Runner<'_, F> {
         }
     }
 
-    fn statement(&mut self, i: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
+    fn statement(&mut self, i: usize) -> Result<(), Stop> {
         let node = |server: usize| self.script.servers[server].node;
         let choice = match self.script.statements[i].action.clone() {
             Action::Request {
                 server,
                 request,
                 business,
-            } => return self.request(i, server, request, business, check),
-            Action::Net { op, kind, server } => return self.net(i, op, kind, server, check),
+            } => return self.request(i, server, request, business),
+            Action::Net { op, kind, server } => return self.net(i, op, kind, server),
             Action::Upstream {
                 call,
                 decision,
                 reply,
-            } => return self.upstream(i, call, decision, reply, check),
-            Action::UpstreamReply { deliver } => return self.upstream_reply(i, deliver, check),
-            Action::Payer { attempt, ok } => return self.payer(i, attempt, ok, check),
-            Action::UntilQuiet { decision } => return self.until_quiet(i, decision, check),
+            } => return self.upstream(i, call, decision, reply),
+            Action::UpstreamReply { deliver } => return self.upstream_reply(i, deliver),
+            Action::Payer { attempt, ok } => return self.payer(i, attempt, ok),
+            Action::UntilQuiet { decision } => return self.until_quiet(i, decision),
             Action::Branch(b) => {
                 self.branches.push((b, i));
                 return Ok(());
             }
             Action::Expect(e) => {
-                self.expect(i, &e);
+                let pos = self.script.statements[i].pos;
+                self.result(pos, self.evaluate(&e).err(), false);
                 return Ok(());
             }
             Action::Command {
@@ -313,7 +309,7 @@ impl<F: EventFold> Runner<'_, F> {
                 choice
             }
         };
-        self.apply(choice, i, check)
+        self.apply(choice, i)
     }
 
     /// A request line: the server sends it, and it becomes the script's latest exchange.
@@ -323,14 +319,13 @@ impl<F: EventFold> Runner<'_, F> {
         server: usize,
         request: ApiRequest,
         business: Option<BusinessOrder>,
-        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         let merchant = self.script.servers[server].node;
         let send = Choice::Send {
             merchant,
             request: request.clone().into(),
         };
-        self.apply(send, i, check)?;
+        self.apply(send, i)?;
         let id = match self.world.net.iter().last() {
             Some((_, Payload::Request { id, .. })) => *id,
             _ => return Err(self.fail(i, "the request did not leave")),
@@ -341,8 +336,6 @@ impl<F: EventFold> Runner<'_, F> {
         }
         let pos = self.script.statements[i].pos;
         self.by_id.insert(id, self.exchanges.len());
-        self.last_exchange = Some(self.exchanges.len());
-        self.last_of_server.insert(server, self.exchanges.len());
         self.exchanges.push(Exchange {
             line: pos.line,
             server: self.script.servers[server].name.clone(),
@@ -352,12 +345,6 @@ impl<F: EventFold> Runner<'_, F> {
             lost: false,
         });
         Ok(())
-    }
-
-    /// An expectation, judged now.
-    fn expect(&mut self, i: usize, e: &Expectation) {
-        let pos = self.script.statements[i].pos;
-        self.result(pos, expect::evaluate(self, e).err(), false);
     }
 
     /// After the last statement: faults that never found their message and branches

@@ -4,9 +4,9 @@
 
 use super::{Runner, Stop};
 use crate::choice::Choice;
-use crate::driver::Check;
 use crate::event_fold::EventFold;
 use crate::network::{MsgId, Payload};
+use crate::script::Exchange;
 use crate::script::ast::*;
 use payhub_model::{Branch, RequestId};
 
@@ -50,24 +50,21 @@ fn matches(kind: MsgKind, target: Target, payload: &Payload) -> bool {
 impl<F: EventFold> Runner<'_, F> {
     /// Delivers every message in flight that is not held, oldest first, applying armed
     /// faults to the messages they name.
-    pub(super) fn settle(&mut self, stmt: usize, check: &mut dyn Check<F>) -> Result<(), Stop> {
+    pub(super) fn settle(&mut self, stmt: usize) -> Result<(), Stop> {
         for _ in 0..SETTLE_MAX {
             let next = self.world.net.iter().find(|(m, _)| !self.held.contains(m));
             let next = next.map(|(m, p)| (m, p.clone()));
             let Some((msg, payload)) = next else {
                 return Ok(());
             };
-            let armed = self
-                .armed
-                .iter()
-                .position(|a| matches(a.kind, a.target, &payload));
-            if let Some(k) = armed {
+            let armed = |a: &Armed| matches(a.kind, a.target, &payload);
+            if let Some(k) = self.armed.iter().position(armed) {
                 let armed = self.armed.remove(k);
-                self.fault(armed.op, msg, &payload, armed.stmt, check)?;
+                self.fault(armed.op, msg, &payload, armed.stmt)?;
                 continue;
             }
             let branch = self.branch_for(&payload, stmt)?;
-            self.apply(Choice::Deliver { msg, branch }, stmt, check)?;
+            self.apply(Choice::Deliver { msg, branch }, stmt)?;
         }
         Err(self.fail(
             stmt,
@@ -98,42 +95,32 @@ impl<F: EventFold> Runner<'_, F> {
         }
     }
 
-    fn fault(
-        &mut self,
-        op: NetOp,
-        msg: MsgId,
-        payload: &Payload,
-        stmt: usize,
-        check: &mut dyn Check<F>,
-    ) -> Result<(), Stop> {
+    fn fault(&mut self, op: NetOp, msg: MsgId, payload: &Payload, stmt: usize) -> Result<(), Stop> {
         match op {
-            NetOp::Drop => self.apply(Choice::Drop { msg }, stmt, check),
-            NetOp::Duplicate => self.apply(Choice::Duplicate { msg }, stmt, check),
+            NetOp::Drop => self.apply(Choice::Drop { msg }, stmt),
+            NetOp::Duplicate => self.apply(Choice::Duplicate { msg }, stmt),
             NetOp::Hold => {
                 self.held.insert(msg);
                 Ok(())
             }
-            NetOp::Fail500Before => self.apply(Choice::Fail500Before { msg }, stmt, check),
+            NetOp::Fail500Before => self.apply(Choice::Fail500Before { msg }, stmt),
             NetOp::Fail500After => {
                 let branch = self.branch_for(payload, stmt)?;
-                self.apply(Choice::Fail500After { msg, branch }, stmt, check)
+                self.apply(Choice::Fail500After { msg, branch }, stmt)
             }
             NetOp::Release => Ok(()),
         }
     }
 
     fn target(&self, kind: MsgKind, server: Option<usize>) -> Target {
-        match (kind, server) {
-            (MsgKind::Webhook, Some(s)) => Target::Node(self.script.servers[s].node),
-            (MsgKind::Webhook, None) => Target::Any,
-            (_, Some(s)) => match self.last_of_server.get(&s) {
-                Some(&x) => Target::Exchange(self.exchanges[x].id),
-                None => Target::Node(self.script.servers[s].node),
-            },
-            (_, None) => match self.last_exchange {
-                Some(x) => Target::Exchange(self.exchanges[x].id),
-                None => Target::Any,
-            },
+        let server = server.map(|s| &self.script.servers[s]);
+        // A request or a response is the last request line's (of the server, if named).
+        let mine = |x: &&Exchange| server.is_none_or(|s| x.server == s.name);
+        let last = self.exchanges.iter().rfind(mine);
+        match (last.filter(|_| kind != MsgKind::Webhook), server) {
+            (Some(x), _) => Target::Exchange(x.id),
+            (None, Some(s)) => Target::Node(s.node),
+            (None, None) => Target::Any,
         }
     }
 
@@ -143,7 +130,6 @@ impl<F: EventFold> Runner<'_, F> {
         op: NetOp,
         kind: Option<MsgKind>,
         server: Option<usize>,
-        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         if op == NetOp::Release {
             let target = kind.map(|k| (k, self.target(k, server)));
@@ -160,21 +146,16 @@ impl<F: EventFold> Runner<'_, F> {
             if held.is_empty() && self.armed.len() == before {
                 return Err(self.fail(i, "nothing held matches"));
             }
-            for m in held {
-                self.held.remove(&m);
-            }
+            self.held.retain(|m| !held.contains(m));
             return Ok(());
         }
         let kind = kind.expect("only release goes without a kind");
         let target = self.target(kind, server);
-        let now = self
-            .world
-            .net
-            .iter()
-            .filter(|(_, p)| matches(kind, target, p));
-        let now = now.last().map(|(m, p)| (m, p.clone()));
+        let in_flight = self.world.net.iter();
+        let now = in_flight.filter(|(_, p)| matches(kind, target, p)).last();
+        let now = now.map(|(m, p)| (m, p.clone()));
         if let Some((msg, payload)) = now {
-            return self.fault(op, msg, &payload, i, check);
+            return self.fault(op, msg, &payload, i);
         }
         if let Target::Exchange(id) = target {
             let x = &self.exchanges[self.by_id[&id]];

@@ -3,7 +3,6 @@
 
 use super::{Runner, Stop};
 use crate::choice::Choice;
-use crate::driver::Check;
 use crate::event_fold::EventFold;
 use crate::network::{MsgId, UpstreamMsg};
 use crate::script::ast::*;
@@ -53,7 +52,6 @@ impl<F: EventFold> Runner<'_, F> {
         kind: CallKind,
         decision: AcquirerDecision,
         reply: ReplyFate,
-        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         let msg = self.find_call(i, kind)?;
         if let Some(UpstreamMsg::Call(call)) = self.world.link.get(msg) {
@@ -64,15 +62,15 @@ impl<F: EventFold> Runner<'_, F> {
             }
         }
         let last = self.world.link.iter().last().map_or(0, |(m, _)| m.0);
-        self.apply(Choice::Acquire { msg, decision }, i, check)?;
+        self.apply(Choice::Acquire { msg, decision }, i)?;
         let new_reply =
             |(m, msg): &(MsgId, &UpstreamMsg)| m.0 > last && matches!(msg, UpstreamMsg::Reply(_));
         let link = self.world.link.iter();
         let replies: Vec<MsgId> = link.filter(new_reply).map(|(m, _)| m).collect();
         for msg in replies {
             match reply {
-                ReplyFate::Deliver => self.apply(Choice::DeliverUpstream { msg }, i, check)?,
-                ReplyFate::Lost => self.apply(Choice::DropUpstream { msg }, i, check)?,
+                ReplyFate::Deliver => self.apply(Choice::DeliverUpstream { msg }, i)?,
+                ReplyFate::Lost => self.apply(Choice::DropUpstream { msg }, i)?,
                 ReplyFate::Held => {}
             }
         }
@@ -80,12 +78,7 @@ impl<F: EventFold> Runner<'_, F> {
     }
 
     /// `upstream reply [deliver|lost]`: the oldest acquirer reply in flight.
-    pub(super) fn upstream_reply(
-        &mut self,
-        i: usize,
-        deliver: bool,
-        check: &mut dyn Check<F>,
-    ) -> Result<(), Stop> {
+    pub(super) fn upstream_reply(&mut self, i: usize, deliver: bool) -> Result<(), Stop> {
         let reply = |(_, m): &(MsgId, &UpstreamMsg)| matches!(m, UpstreamMsg::Reply(_));
         let msg = self.world.link.iter().find(reply).map(|(m, _)| m);
         let msg = msg.ok_or_else(|| self.fail(i, "no acquirer reply is in flight"))?;
@@ -94,7 +87,7 @@ impl<F: EventFold> Runner<'_, F> {
         } else {
             Choice::DropUpstream { msg }
         };
-        self.apply(choice, i, check)
+        self.apply(choice, i)
     }
 
     /// `payer: authenticate`: the named charge, or the first one waiting for the payer.
@@ -103,7 +96,6 @@ impl<F: EventFold> Runner<'_, F> {
         i: usize,
         attempt: Option<AttemptId>,
         ok: bool,
-        check: &mut dyn Check<F>,
     ) -> Result<(), Stop> {
         let attempt = match attempt {
             Some(a) => a,
@@ -112,23 +104,14 @@ impl<F: EventFold> Runner<'_, F> {
                 waiting.ok_or_else(|| self.fail(i, "no charge is waiting for the payer"))?
             }
         };
-        self.apply(Choice::Authenticate { attempt, ok }, i, check)
+        self.apply(Choice::Authenticate { attempt, ok }, i)
     }
 
-    pub(super) fn until_quiet(
-        &mut self,
-        i: usize,
-        decision: AcquirerDecision,
-        check: &mut dyn Check<F>,
-    ) -> Result<(), Stop> {
+    pub(super) fn until_quiet(&mut self, i: usize, decision: AcquirerDecision) -> Result<(), Stop> {
         for _ in 0..QUIET_MAX {
-            self.settle(i, check)?;
-            let next = self
-                .world
-                .link
-                .iter()
-                .next()
-                .map(|(m, msg)| (m, msg.clone()));
+            self.settle(i)?;
+            let link = &self.world.link;
+            let next = link.iter().next().map(|(m, msg)| (m, msg.clone()));
             match next {
                 Some((msg, UpstreamMsg::Call(call))) => {
                     let d = if Acquirer::decisions_for(&call).contains(&decision) {
@@ -136,16 +119,16 @@ impl<F: EventFold> Runner<'_, F> {
                     } else {
                         AcquirerDecision::Approve
                     };
-                    self.apply(Choice::Acquire { msg, decision: d }, i, check)?;
+                    self.apply(Choice::Acquire { msg, decision: d }, i)?;
                 }
                 Some((msg, UpstreamMsg::Reply(_))) => {
-                    self.apply(Choice::DeliverUpstream { msg }, i, check)?;
+                    self.apply(Choice::DeliverUpstream { msg }, i)?;
                 }
                 None => {
                     if !self.busy() {
                         return Ok(());
                     }
-                    self.apply(Choice::Tick, i, check)?;
+                    self.apply(Choice::Tick, i)?;
                 }
             }
         }
@@ -157,12 +140,8 @@ impl<F: EventFold> Runner<'_, F> {
     fn busy(&self) -> bool {
         let housekeeping = |t: &Timer| matches!(t, Timer::Retention(_) | Timer::PaymentExpiry(_));
         let platform = self.world.platform.timers().any(|(_, t)| !housekeeping(t));
-        let clients = self
-            .world
-            .servers
-            .iter()
-            .flatten()
-            .any(|s| s.poll_timeout().is_some());
+        let mut servers = self.world.servers.iter().flatten();
+        let clients = servers.any(|s| s.poll_timeout().is_some());
         platform || clients || !self.world.awaiting.is_empty()
     }
 }
