@@ -32,7 +32,13 @@ fn violated(properties: &Value) -> BTreeSet<String> {
 /// (The planted renumbered order is a violation only with the same purchase read by
 /// amount, so every file is read so.)
 fn check_log(path: &str) -> (BTreeSet<String>, i32) {
-    let o = run(&["check-log", "--format", "json", "--same-purchase-by-amount", path]);
+    let o = run(&[
+        "check-log",
+        "--format",
+        "json",
+        "--same-purchase-by-amount",
+        path,
+    ]);
     no_panic(&o);
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {path}"));
     (violated(&v["files"][0]["properties"]), code(&o))
