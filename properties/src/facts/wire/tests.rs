@@ -638,7 +638,7 @@ fn a_record_packs_an_exchange_and_reads_it_back_whole() {
             format!("{:?}", record::Record::of(&seen, (3, 9)))
         );
         assert!(r.path_is(&seen.path) && !r.path_is("/v1/refunds") && r.same_path(&open));
-        assert_eq!(r.same_params(&open), true);
+        assert!(r.same_params(&open));
         assert_eq!(r.has_params(), seen.params != WireParams::None);
     }
 }
