@@ -79,7 +79,7 @@ impl WireFacts {
         let id = PaymentId(p.id);
         // Only a Payment created through the API: a checkout session's payer starts
         // attempts on the hosted page, which no API log holds.
-        let created = seen.method == Method::Post && seen.path() == "/v1/payments";
+        let created = seen.method == Method::Post && seen.path_is("/v1/payments");
         match self.payments.get(&id).and_then(|x| x.attempts.as_ref()) {
             None if created => {
                 self.payments.at(id).attempts = Some((n, seen.clone()));

@@ -376,11 +376,13 @@ impl WireFacts {
     /// GEN-05 (one endpoint per key, the parameters bound to it) and RATE-03.
     fn on_keyed_send(&mut self, seen: &Rec, scope: &ScopeKey) {
         let k = fp(&(scope.merchant, scope.environment, &scope.key));
-        let endpoint = |first: &Rec| (first.method, first.path()) != (seen.method, seen.path());
+        let endpoint = |first: &Rec| first.method != seen.method || !first.same_path(seen);
         if let Some(first) = first_differing(&mut self.key_endpoints, k, seen.clone(), endpoint) {
             self.note(Breach::KeyOnTwoEndpoints, vec![first, seen.clone()]);
         }
-        let params = |first: &Rec| first.params().compare(&seen.params()) == Some(false);
+        let params = |first: &Rec| {
+            !first.same_params(seen) && first.params().compare(&seen.params()) == Some(false)
+        };
         let first_params = &mut self.first_params;
         if let Some(first) = first_differing(first_params, fp(scope), seen.clone(), params) {
             self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);
@@ -440,29 +442,27 @@ impl WireFacts {
         }
         self.confirm_closed(at, id, &endpoint);
         self.business_closed(id, owner, &endpoint, reply);
-        let mut seen = sent.seen();
         self.seq += 1;
-        seen.closed = at;
-        seen.open = false;
         if (self.known + self.unknown) % PRUNE_EVERY == 0 {
             self.prune(at);
         }
-        seen.answer = reply.map(|r| match r {
+        let answer = reply.map(|r| match r {
             Reply::Full(r) => Answer::of(r),
             Reply::Status(status, retry_after_s) => Answer::status_only(status, retry_after_s),
         });
+        let seen = Arc::new(sent.closed(at, self.seq, answer.as_ref()));
         self.fill_witnesses(&seen);
-        let seen = Arc::new(record::Record::of(&seen, (sent.seqs().0, self.seq)));
-        if let Some(scope) = owner.and_then(|o| self.scope_of(&seen, o)) {
+        let scope = owner.and_then(|o| self.scope_of(&seen, o));
+        if let Some(scope) = &scope {
             let read = match reply.filter(Reply::known) {
                 Some(Reply::Full(r)) => Some(r),
                 _ => None,
             };
-            self.judge_refusals(&scope, &seen, read);
+            self.judge_refusals(scope, &seen, read);
         }
         if let Some((m, e)) = owner {
             self.close_last_query(&seen, (m, e), &endpoint);
-            self.close_first_sightings(&seen, (m, e));
+            self.close_first_sightings(&seen, scope.as_ref());
         }
         match reply.filter(Reply::known) {
             None => {
@@ -471,41 +471,39 @@ impl WireFacts {
             }
             Some(Reply::Full(r)) => {
                 self.known += 1;
-                self.on_known(seen, owner, r, &endpoint);
+                self.on_known(seen, owner, scope.as_ref(), r, &endpoint);
             }
             Some(Reply::Status(..)) => {
                 self.known += 1;
-                if let Some((m, e)) = owner {
-                    self.note_retry_after(&seen, (m, e));
-                }
+                self.note_retry_after(&seen, scope.as_ref());
             }
         }
         self.other_fields.remove(&id);
     }
 
     /// A witness taken at an exchange's send shows its answer once it has one.
-    fn fill_witnesses(&mut self, closed: &Seen) {
+    fn fill_witnesses(&mut self, closed: &Rec) {
         let pair = self.closest_queries.iter_mut().flat_map(|p| p.iter_mut());
         let entries = self
             .witnesses
             .values_mut()
             .flat_map(|w| w.entries.iter_mut());
         for e in entries.chain(pair).filter(|e| e.open && e.id == closed.id) {
-            *e = closed.clone();
+            *e = closed.seen();
         }
     }
 
     /// The records taken at an exchange's send (its key's first endpoint, its scope's
     /// first parameters) show its answer from its close on: a witness noted later with
     /// them shows what came back, not "no answer recorded".
-    fn close_first_sightings(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
-        let Some(scope) = self.scope_of(seen, owner) else {
+    fn close_first_sightings(&mut self, seen: &Rec, scope: Option<&ScopeKey>) {
+        let Some(scope) = scope else {
             return;
         };
         let k = fp(&(scope.merchant, scope.environment, &scope.key));
         let firsts = [
             self.key_endpoints.get_mut(&k),
-            self.first_params.get_mut(&fp(&scope)),
+            self.first_params.get_mut(&fp(scope)),
         ];
         for first in firsts.into_iter().flatten().filter(|f| f.id == seen.id) {
             *first = seen.clone();
@@ -514,13 +512,13 @@ impl WireFacts {
 
     /// RATE-03: a 429 with Retry-After holds its scope until then ("Wait Retry-After
     /// seconds, then retry with the original idempotency key"; a 503 says "retry later").
-    fn note_retry_after(&mut self, seen: &Rec, owner: (MerchantId, Environment)) {
-        let Some(a) = seen.answer() else { return };
+    fn note_retry_after(&mut self, seen: &Rec, scope: Option<&ScopeKey>) {
+        let (Some(scope), Some(a)) = (scope, seen.answer()) else {
+            return;
+        };
         if let (Some(s), 429) = (a.retry_after_s, a.status) {
-            if let Some(scope) = self.scope_of(seen, owner) {
-                let until = seen.closed.after(Millis::secs(u64::from(s)));
-                self.retry_after.insert(fp(&scope), (until, seen.clone()));
-            }
+            let until = seen.closed.after(Millis::secs(u64::from(s)));
+            self.retry_after.insert(fp(scope), (until, seen.clone()));
         }
     }
 
@@ -537,7 +535,14 @@ impl WireFacts {
             .hold_first((m, e), order.clone(), purchase, || seen);
     }
 
-    fn on_known(&mut self, seen: Rec, owner: Owner, r: &ObservedAnswer, endpoint: &Endpoint) {
+    fn on_known(
+        &mut self,
+        seen: Rec,
+        owner: Owner,
+        scope: Option<&ScopeKey>,
+        r: &ObservedAnswer,
+        endpoint: &Endpoint,
+    ) {
         self.judge_related(&seen, r);
         self.judge_lookup(&seen, r, endpoint);
         self.note_refused_key(&seen, r);
@@ -603,16 +608,16 @@ impl WireFacts {
                 }
             }
         }
-        self.note_retry_after(&seen, (m, e));
-        if let Some(scope) = self.scope_of(&seen, (m, e)) {
+        self.note_retry_after(&seen, scope);
+        if let Some(scope) = scope {
             // Confirm and cancel compare nothing but their path (A-SAFE-FIELDS): every
             // request of their scope has the same parameters.
             let path_only = matches!(
                 endpoint,
                 Endpoint::ConfirmPayment { .. } | Endpoint::CancelPayment { .. }
             );
-            if seen.method == Method::Post && (path_only || seen.params() != WireParams::None) {
-                self.judge_replay(&scope, seen, r, path_only);
+            if seen.method == Method::Post && (path_only || seen.has_params()) {
+                self.judge_replay(scope, seen, r, path_only);
             }
         }
     }
@@ -673,6 +678,9 @@ fn purchase(params: &WireParams) -> Purchase {
 /// The number a create at `path` named: a Payment's or a checkout session's order
 /// number, a Refund's refund number.
 fn created(seen: &Rec, path: &str) -> Option<Text> {
+    if !seen.path_is(path) {
+        return None;
+    }
     match seen.params() {
         WireParams::Order {
             merchant_order_no: n,
@@ -681,7 +689,7 @@ fn created(seen: &Rec, path: &str) -> Option<Text> {
         | WireParams::Refund {
             merchant_refund_no: n,
             ..
-        } if seen.path() == path => n,
+        } => n,
         _ => None,
     }
 }

@@ -52,33 +52,7 @@ impl Record {
         shaped(&mut w, a.as_deref());
         shaped(&mut w, b.as_deref());
         int(&mut w, n.map(i128::from));
-        if let Some(a) = &s.answer {
-            w.push(1);
-            num(&mut w, u128::from(a.status));
-            let code = a
-                .code
-                .and_then(|c| ErrorCode::ALL.iter().position(|x| *x == c));
-            num(&mut w, code.map_or(0, |i| i as u128 + 1));
-            text(&mut w, a.unnamed_code.as_deref());
-            shaped(&mut w, a.object.as_deref());
-            match &a.version {
-                None => w.push(0),
-                Some(VersionMark::Number(v)) => {
-                    w.push(1);
-                    int(&mut w, Some(*v));
-                }
-                Some(VersionMark::Text(t)) => {
-                    w.push(2);
-                    text(&mut w, Some(t));
-                }
-            }
-            for n in [a.retry_after_s, a.attempt_count] {
-                int(&mut w, n.map(i128::from));
-            }
-            int(&mut w, a.amount.map(i128::from));
-            w.push(u8::from(a.related));
-            shaped(&mut w, a.related_id.as_deref());
-        }
+        answered(&mut w, s.answer.as_ref());
         Record {
             id: s.id,
             method: s.method,
@@ -126,19 +100,91 @@ impl Record {
         self.at(3).answer()
     }
 
+    /// Whether its path is `path`, read without being put together.
+    pub(super) fn path_is(&self, path: &str) -> bool {
+        self.at(1).shaped_is(path)
+    }
+
+    /// Whether `other` has its path: a string packs one way, so the packed bytes compare.
+    pub(super) fn same_path(&self, other: &Record) -> bool {
+        self.field(1) == other.field(1)
+    }
+
+    /// Whether `other` has its parameters, as packed (then they compare as the same).
+    pub(super) fn same_params(&self, other: &Record) -> bool {
+        self.field(2) == other.field(2)
+    }
+
+    /// Whether it names parameters (not [`WireParams::None`]), read from their tag.
+    pub(super) fn has_params(&self) -> bool {
+        self.at(2).byte() != 0
+    }
+
+    /// The exchange closed at `closed`, place `seq` in the fold, with `answer`: its key,
+    /// path and parameters copied as packed, not read back and packed again.
+    pub(super) fn closed(&self, closed: Millis, seq: u64, answer: Option<&Answer>) -> Record {
+        let sent = self.seqs().0;
+        let mut w = Vec::with_capacity(self.packed.len() + 32);
+        num(&mut w, u128::from(sent));
+        num(&mut w, u128::from(seq.wrapping_sub(sent)));
+        let (fields, rest) = (self.at(0).0, self.at(3).0);
+        w.extend_from_slice(&fields[..fields.len() - rest.len()]);
+        answered(&mut w, answer);
+        Record {
+            closed,
+            open: false,
+            packed: w.into_boxed_slice(),
+            ..*self
+        }
+    }
+
+    /// The packed bytes of field `i` (see [`Record::at`]).
+    fn field(&self, i: usize) -> &[u8] {
+        let start = self.at(i).0;
+        let mut end = Reader(start);
+        end.skip(i);
+        &start[..start.len() - end.0.len()]
+    }
+
     /// A reader at packed field `i`: 0 the key, 1 the path, 2 the parameters, 3 the answer.
     fn at(&self, i: usize) -> Reader<'_> {
         let mut r = Reader(&self.packed);
         r.seqs();
         for skipped in 0..i {
-            match skipped {
-                0 => drop(r.text()),
-                1 => drop(r.shape()),
-                _ => drop(r.params()),
-            }
+            r.skip(skipped);
         }
         r
     }
+}
+
+/// `a` as its fields, `None` as nothing (read back as no answer).
+fn answered(w: &mut Vec<u8>, a: Option<&Answer>) {
+    let Some(a) = a else { return };
+    w.push(1);
+    num(w, u128::from(a.status));
+    let code = a
+        .code
+        .and_then(|c| ErrorCode::ALL.iter().position(|x| *x == c));
+    num(w, code.map_or(0, |i| i as u128 + 1));
+    text(w, a.unnamed_code.as_deref());
+    shaped(w, a.object.as_deref());
+    match &a.version {
+        None => w.push(0),
+        Some(VersionMark::Number(v)) => {
+            w.push(1);
+            int(w, Some(*v));
+        }
+        Some(VersionMark::Text(t)) => {
+            w.push(2);
+            text(w, Some(t));
+        }
+    }
+    for n in [a.retry_after_s, a.attempt_count] {
+        int(w, n.map(i128::from));
+    }
+    int(w, a.amount.map(i128::from));
+    w.push(u8::from(a.related));
+    shaped(w, a.related_id.as_deref());
 }
 
 /// `n` in 7-bit groups, the lowest first.
@@ -289,6 +335,32 @@ impl<'a> Reader<'a> {
         ))
     }
 
+    /// Skips packed field `i` (see [`Record::at`]) without putting it together.
+    fn skip(&mut self, i: usize) {
+        match i {
+            0 => drop(self.text()),
+            1 => drop(self.shape()),
+            _ => {
+                self.byte();
+                let _ = (self.shape(), self.shape(), self.int());
+            }
+        }
+    }
+
+    /// Whether the shaped string here is `t`, compared part by part.
+    fn shaped_is(&mut self, t: &str) -> bool {
+        let Some((prefix, stem, digits, n, suffix)) = self.shape() else {
+            return false;
+        };
+        let number = t.strip_prefix(prefix).and_then(|t| t.strip_suffix(suffix));
+        let Some(number) = number.and_then(|t| t.strip_prefix(stem)) else {
+            return false;
+        };
+        number.len() == digits
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && (digits == 0 || number.parse::<u128>().ok() == Some(n))
+    }
+
     fn int(&mut self) -> Option<i128> {
         let z = (self.byte() == 1).then(|| self.num())?;
         Some((z >> 1) as i128 ^ -((z & 1) as i128))
@@ -373,6 +445,8 @@ mod tests {
             let mut r = Reader(&w);
             assert_eq!(r.shaped().as_deref(), Some(t));
             assert_eq!(r.shaped(), None);
+            assert!(Reader(&w).shaped_is(t) && !Reader(&w).shaped_is(&format!("{t}0")));
+            assert!(!Reader(&w).shaped_is(&format!("0{t}")));
         }
         let mut w = Vec::new();
         shaped(&mut w, Some("/v1/payments/pay_demo_123456"));

@@ -615,7 +615,31 @@ fn a_record_packs_an_exchange_and_reads_it_back_whole() {
             answer,
             ..seen.clone()
         };
-        assert_eq!(record::Record::of(&seen, (0, 0)).seen(), seen);
+        let r = record::Record::of(&seen, (0, 0));
+        assert_eq!(r.seen(), seen);
+        // Closed, it is what packing it closed gives, byte for byte.
+        let open = record::Record::of(
+            &Seen {
+                answer: None,
+                ..seen.clone()
+            },
+            (3, 3),
+        );
+        let closed = open.closed(seen.closed, 9, seen.answer.as_ref());
+        assert_eq!(
+            closed.seen(),
+            Seen {
+                open: false,
+                ..seen.clone()
+            }
+        );
+        assert_eq!(
+            format!("{closed:?}"),
+            format!("{:?}", record::Record::of(&seen, (3, 9)))
+        );
+        assert!(r.path_is(&seen.path) && !r.path_is("/v1/refunds") && r.same_path(&open));
+        assert!(r.same_params(&open));
+        assert_eq!(r.has_params(), seen.params != WireParams::None);
     }
 }
 
