@@ -14,13 +14,18 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-/// The status of `property` in check-log's JSON for the replays fixture `name`, with
-/// `extra` arguments, and the detail.
-fn verdict(name: &str, property: &str, extra: &[&str]) -> (String, String) {
-    let file = format!(
+/// The replays fixture `name`'s path.
+fn fixture_path(name: &str) -> String {
+    format!(
         "{}/tests/fixtures/access/replays/{name}.jsonl",
         env!("CARGO_MANIFEST_DIR")
-    );
+    )
+}
+
+/// `property` in check-log's JSON for the replays fixture `name`, with `extra`
+/// arguments, and the exit code.
+fn property_of(name: &str, property: &str, extra: &[&str]) -> (Value, i32) {
+    let file = fixture_path(name);
     let o = run(&[&["check-log", "--format", "json", &file], extra].concat());
     no_panic(&o);
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -31,6 +36,13 @@ fn verdict(name: &str, property: &str, extra: &[&str]) -> (String, String) {
         .find(|p| p["name"] == property)
         .unwrap_or_else(|| panic!("{name}: no {property}"))
         .clone();
+    (p, code(&o))
+}
+
+/// The status of `property` in check-log's JSON for the replays fixture `name`, with
+/// `extra` arguments, and the detail.
+fn verdict(name: &str, property: &str, extra: &[&str]) -> (String, String) {
+    let (p, _) = property_of(name, property, extra);
     let detail = p["detail"].as_str().unwrap_or_default().to_owned();
     (p["status"].as_str().unwrap().to_owned(), detail)
 }
@@ -276,11 +288,7 @@ fn a_query_after_a_refused_confirm_is_past_the_end() {
 /// not the API, as a CORS preflight is not, and leaves the run complete.
 #[test]
 fn a_head_probe_is_not_the_api() {
-    let file = format!(
-        "{}/tests/fixtures/access/replays/head-probe-after-a-query.jsonl",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let o = run(&["check-log", &file]);
+    let o = run(&["check-log", &fixture_path("head-probe-after-a-query")]);
     no_panic(&o);
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
     assert!(
@@ -306,20 +314,8 @@ fn a_second_order_of_one_price_is_a_renumbering_only_when_assumed() {
             "client-keeps-the-refund-number-while-unresolved",
         ),
     ] {
-        let file = format!(
-            "{}/tests/fixtures/access/replays/{name}.jsonl",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let o = run(&["check-log", "--format", "json", &file]);
-        assert_eq!(code(&o), 0, "{name}: {}", stdout(&o));
-        let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-        let p = v["files"][0]["properties"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == property)
-            .unwrap()
-            .clone();
+        let (p, exit) = property_of(name, property, &[]);
+        assert_eq!(exit, 0, "{name}: {p:#}");
         assert_eq!(p["status"], "cannot_judge", "{name}: {p:#}");
         let why = p["missing"][0]["why"].as_str().unwrap();
         assert_eq!(p["missing"][0]["evidence"], "merchant_db", "{name}: {p:#}");
@@ -328,7 +324,11 @@ fn a_second_order_of_one_price_is_a_renumbering_only_when_assumed() {
         let (status, detail) = verdict(name, property, &["--same-purchase-by-amount"]);
         assert_eq!(status, "violated", "{name}: {detail}");
         assert!(detail.contains("under another"), "{detail}");
-        let o = run(&["check-log", &file, "--same-purchase-by-amount"]);
+        let o = run(&[
+            "check-log",
+            &fixture_path(name),
+            "--same-purchase-by-amount",
+        ]);
         assert_eq!(code(&o), 1, "{name}");
         assert!(
             stdout(&o).contains("A-SAME-PURCHASE-BY-AMOUNT"),
