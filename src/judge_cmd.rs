@@ -7,7 +7,7 @@
 
 use crate::outcome::{Item, ItemResult, Part, junit};
 use payhub_model::event::Event;
-use payhub_properties::verdict::{Folded, Status, harness_owners, unscoped_json};
+use payhub_properties::verdict::{Folded, Status, unscoped_json};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -34,11 +34,7 @@ pub enum JudgeFormat {
 /// that the verdict over the events before it is incomplete.
 fn fold(path: &Path) -> Result<(Folded, Option<String>), String> {
     let mut input = crate::input::open(path)?;
-    let mut folded = Folded::new(harness_owners());
-    folded
-        .side
-        .supply
-        .assume(payhub_properties::verdict::HARNESS_ASSUMES);
+    let mut folded = Folded::harness();
     let name = input.name.clone();
     let mut torn = None;
     let mut last = None;

@@ -5,7 +5,6 @@ use payhub_properties::AlwaysCheck;
 use payhub_properties::zoo::{self, KillMatrix, MutantRow, Side, Subject, ZooControl, ZooOptions};
 use serde::Serialize;
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct MutantsArgs {
@@ -53,7 +52,6 @@ impl MutantsArgs {
             threads: self.threads.max(1),
             seeds: self.seeds,
             references: !self.no_reference,
-            preset_timeout: Duration::from_secs(30),
             ..ZooOptions::default()
         }
     }

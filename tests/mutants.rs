@@ -8,7 +8,6 @@ use payhub_properties::AlwaysCheck;
 use payhub_properties::zoo::{self, Subject, ZooOptions};
 use std::collections::BTreeSet;
 use std::process::Command;
-use std::time::Duration;
 
 /// The matrix's search in a debug build: the same presets in the same order, a smaller
 /// simulation sweep (no subject needs one today).
@@ -17,7 +16,6 @@ fn options() -> ZooOptions {
         threads: 2,
         seeds: 200,
         steps: 400,
-        preset_timeout: Duration::from_secs(120),
         references: false,
         control: None,
     }
@@ -193,7 +191,7 @@ fn reference_configurations_are_caught_by_nothing() {
     let mut presets = zoo::platform_order();
     presets.extend(zoo::client_order(&Policy::reference_random()));
     for preset in &presets {
-        let e = zoo::explore(preset, budget, Duration::from_secs(300)).unwrap();
+        let e = zoo::explore(preset, budget).unwrap();
         assert!(e.skipped.is_none(), "{}: {:?}", preset.name, e.skipped);
         if let Some(found) = &e.found {
             panic!(

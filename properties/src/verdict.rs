@@ -134,6 +134,16 @@ impl Folded {
         }
     }
 
+    /// The fold of a harness's stream (a world's, the sandbox's tape): its API keys, and
+    /// its reading of "the same purchase" ([`HARNESS_ASSUMES`]).
+    pub fn harness() -> Folded {
+        Folded {
+            facts: Shared::new(Facts::default()),
+            side: WireSide::default(),
+            events: 0,
+        }
+    }
+
     pub fn observe(&mut self, e: &Event) {
         Facts::observe(&mut self.facts, e);
         self.side.observe(e);

@@ -464,7 +464,10 @@ fn judge_events(
     assumed: Assumed,
     bound: &mut Bound,
 ) -> Result<Judged, String> {
-    let mut folded = Folded::new(payhub_properties::verdict::harness_owners());
+    // An event stream is the harness's (a world's, the sandbox's tape): judged as `judge`
+    // judges it, with the sandbox's reading of "the same purchase".
+    let mut folded = Folded::harness();
+    let harness = folded.side.supply.assumed();
     let (mut entries, mut skipped, mut skips) = (0u64, 0u64, Vec::new());
     let mut last = None;
     let name = input.name.clone();
@@ -493,9 +496,6 @@ fn judge_events(
     .or_else(|e| if e == STOPPED { Ok(()) } else { Err(e) })?;
     folded.close();
     let held = bound.held(folded.side.wire.retained());
-    // An event stream is the harness's (a world's, the sandbox's tape): judged as `judge`
-    // judges it, with the sandbox's reading of "the same purchase".
-    let harness = payhub_properties::verdict::HARNESS_ASSUMES;
     folded.side.supply.assume(Assumed {
         same_purchase_by_amount: harness.same_purchase_by_amount,
         ..assumed

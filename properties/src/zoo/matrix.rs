@@ -11,7 +11,7 @@ use payhub_sim::{WorldConfig, worlds};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// How the zoo runs.
 #[derive(Clone, Copy, Debug)]
@@ -23,8 +23,6 @@ pub struct ZooOptions {
     pub seeds: u64,
     /// Most choices per seed.
     pub steps: usize,
-    /// Longest exploration of one preset.
-    pub preset_timeout: Duration,
     /// Whether to run the reference configurations too.
     pub references: bool,
     /// Progress and stop requests, shared with the caller (a progress bar, Ctrl-C): `None`
@@ -61,7 +59,6 @@ impl Default for ZooOptions {
             threads: 2,
             seeds: 2_000,
             steps: 400,
-            preset_timeout: Duration::from_secs(30),
             references: true,
             control: None,
         }
@@ -232,7 +229,7 @@ pub fn kill(subject: Subject, options: &ZooOptions) -> Result<MutantRow, ZooErro
     for budget in PASSES {
         let mut next = Vec::new();
         for preset in remaining {
-            let e = explore(&preset, *budget, options.preset_timeout)?;
+            let e = explore(&preset, *budget)?;
             let unfinished = !e.complete;
             if finish(&mut row, format!("exhaustive:{}", preset.name), e) {
                 return Ok(row);
@@ -344,13 +341,11 @@ pub fn run(subjects: &[Subject], options: &ZooOptions) -> Result<KillMatrix, Zoo
             let result = match &jobs[i] {
                 Job::Kill(s) => kill(*s, options).map(JobResult::Kill),
                 Job::Preset { reference, preset } => {
-                    explore(preset, Some(REFERENCE_BUDGET), options.preset_timeout).map(
-                        |explored| JobResult::Reference {
-                            reference: *reference,
-                            method: format!("exhaustive:{}", preset.name),
-                            explored,
-                        },
-                    )
+                    explore(preset, Some(REFERENCE_BUDGET)).map(|explored| JobResult::Reference {
+                        reference: *reference,
+                        method: format!("exhaustive:{}", preset.name),
+                        explored,
+                    })
                 }
                 Job::Sweep { reference, config } => sweep(config, options.seeds, options.steps)
                     .map(|explored| JobResult::Reference {
