@@ -4,7 +4,7 @@
 
 use super::Judged;
 use super::report::{diagram, read_line, witness_line};
-use crate::outcome::doc::{Block, Drawing};
+use crate::outcome::doc::{Block, drawing};
 use crate::outcome::html::{self as page, Tone};
 use crate::outcome::text::{Text, text};
 use payhub_properties::verdict::Status;
@@ -59,15 +59,12 @@ fn file(blocks: &mut Vec<Block>, j: &Judged) {
             let note = page::note(v.name, &v.rules, v.detail.as_deref().unwrap_or_default());
             let lines: Vec<String> = w.entries.iter().map(|e| witness_line(j, e)).collect();
             let summary = format!("witness entries ({})", w.entries.len());
-            let drawing = Drawing::after(blocks, || diagram(j, v, &note));
-            (drawing, vec![Block::folded(summary, lines.join("\n"))])
+            let drawing = drawing(blocks, || diagram(j, v, &note));
+            vec![drawing, Block::folded(summary, lines.join("\n"))]
         }
-        None => (
-            Drawing::None,
-            vec![Block::p(
-                "Judged from the facts the source yields: the verdict names no exchange to draw.",
-            )],
-        ),
+        None => vec![Block::p(
+            "Judged from the facts the source yields: the verdict names no exchange to draw.",
+        )],
     });
 }
 

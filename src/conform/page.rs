@@ -7,7 +7,7 @@ use super::registry::{CaseWitness, Judges, PropertyRow, Registry};
 use super::report::{diagram, messages};
 use super::rule_rows::RuleVerdict;
 use super::{Finding, Report};
-use crate::outcome::doc::{Block, Drawing};
+use crate::outcome::doc::{Block, drawing};
 use crate::outcome::html::{self as page, Tone};
 use crate::outcome::text::{Text, text};
 use payhub_properties::verdict::Status;
@@ -122,8 +122,10 @@ fn registry(blocks: &mut Vec<Block>, g: &Registry) {
             .into(),
             rules: row.rules.clone(),
             detail: w.detail.clone(),
-            drawing: Drawing::after(blocks, || witness_diagram(row, w)),
-            after: vec![Block::Code(w.exchanges.join("\n"))],
+            after: vec![
+                drawing(blocks, || witness_diagram(row, w)),
+                Block::Code(w.exchanges.join("\n")),
+            ],
         });
     }
     let rows = g
@@ -145,7 +147,7 @@ fn registry(blocks: &mut Vec<Block>, g: &Registry) {
                 format!("needs {}", r.missing.join("; "))
             },
         });
-    blocks.push(Block::Properties(rows.collect()));
+    blocks.push(crate::outcome::doc::properties(&rows.collect::<Vec<_>>()));
 }
 
 /// One violation: the shrunk case drawn, in the contract's notation, and as a script.
@@ -159,7 +161,7 @@ fn violation(f: &Finding, page: &[Block]) -> Block {
             format!("the model allows {}", f.allowed.join("; or "))
         }
     );
-    let drawing = Drawing::after(page, || {
+    let drawing = drawing(page, || {
         let mut d = diagram(&f.exchanges, f.breaking_round, &f.allowed);
         d.push_verdict(&page::note(PROPERTY, &f.rules, &detail));
         d
@@ -178,8 +180,8 @@ fn violation(f: &Finding, page: &[Block]) -> Block {
         .into(),
         rules: f.rules.clone(),
         detail,
-        drawing,
         after: vec![
+            drawing,
             Block::p(
                 "Rules: those by which the model answered the requests no model state explains.",
             ),

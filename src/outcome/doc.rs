@@ -24,8 +24,6 @@ pub enum Block {
     /// The head's cells separated by `|`, then the rows. Markdown shows the first
     /// `usize` columns of the rows marked `true` (none: no table); HTML the whole table.
     Table(&'static str, usize, Vec<(bool, Vec<Text>)>),
-    /// A table of properties: violated first, then held, then the rest.
-    Properties(Vec<PropertyRow>),
     /// Each rule's sentence, in English and in the Chinese original (authoritative).
     Rules(Vec<&'static str>),
     /// Preformatted text, as is.
@@ -42,13 +40,12 @@ pub enum Block {
     Md(Vec<Block>),
     Html(Vec<Block>),
     /// A violation: the property, where (`context`), its rules with their sentences,
-    /// the detail, its drawing, then `after`.
+    /// the detail, then `after`: its drawing ([`drawing`]) first, if it has one.
     Violation {
         property: String,
         context: Text,
         rules: Vec<&'static str>,
         detail: String,
-        drawing: Drawing,
         after: Vec<Block>,
     },
 }
@@ -79,36 +76,20 @@ impl Block {
     }
 }
 
-/// A violation's drawing: a page draws its first [`html::FIGURES_MAX`] violations; past
-/// them a drawing is never built, and the page says so.
-#[derive(Clone, Debug)]
-pub enum Drawing {
-    /// Nothing to draw.
-    None,
-    Drawn(Diagram),
-    Withheld,
-}
-
-impl Drawing {
-    /// The drawing of the violation that follows `page`: built by `build` while the page
-    /// holds fewer than [`html::FIGURES_MAX`] drawings, withheld after.
-    pub fn after(page: &[Block], build: impl FnOnce() -> Diagram) -> Drawing {
-        let drawings = page.iter().filter(
-            |b| matches!(b, Block::Violation { drawing, .. } if !matches!(drawing, Drawing::None)),
-        );
-        match drawings.count() < html::FIGURES_MAX {
-            true => Drawing::Drawn(build()),
-            false => Drawing::Withheld,
-        }
+/// The drawing of the violation that follows `page`: a page draws its first
+/// [`html::FIGURES_MAX`] violations (`build` draws one); past them a drawing is never
+/// built, and the page says so.
+pub fn drawing(page: &[Block], build: impl FnOnce() -> Diagram) -> Block {
+    let drawn = page.iter().filter(|b| {
+        matches!(b, Block::Violation { after, .. } if matches!(after.first(), Some(Block::Figure(_))))
+    });
+    match drawn.count() < html::FIGURES_MAX {
+        true => Block::Figure(build()),
+        false => Block::p(format!(
+            "Not drawn: the page draws {} violations at most (the text and JSON formats list each).",
+            html::FIGURES_MAX
+        )),
     }
-}
-
-/// What a page says for a violation past [`html::FIGURES_MAX`] instead of its drawing.
-fn not_drawn() -> String {
-    let max = html::FIGURES_MAX;
-    format!(
-        "Not drawn: the page draws {max} violations at most (the text and JSON formats list each)."
-    )
 }
 
 /// The contract the page's verdict is given against: its title in English and in the
@@ -121,11 +102,20 @@ fn contract_line() -> Text {
     .into()
 }
 
-/// Properties as rows, ordered violated first, then held, then the rest.
-fn property_rows(rows: &[PropertyRow]) -> Vec<&PropertyRow> {
+/// A banner's lines, one a line, then the contract judged.
+fn banner_lines(lines: &[Text]) -> Text {
+    Text::join(lines.iter().cloned().chain([contract_line()]), "\n")
+}
+
+/// A table of properties: violated first, then held, then the rest.
+pub fn properties(rows: &[PropertyRow]) -> Block {
     let mut order: Vec<&PropertyRow> = rows.iter().collect();
     order.sort_by_key(|r| html::rank(r.status));
-    order
+    let rows = order.into_iter().map(|r| {
+        let (name, status) = (text!("`{}`", r.name), r.status.as_str().into());
+        vec![name, status, codes(&r.rules), r.detail.as_str().into()]
+    });
+    Block::table("property|status|rules|detail", rows.collect())
 }
 
 /// `` `A`, `B` ``: names as code.
@@ -134,14 +124,13 @@ fn codes(names: &[&str]) -> Text {
 }
 
 /// A violation as the blocks both formats draw: its heading, the detail, its rules with
-/// their sentences, its drawing (or why it is not drawn), then what follows it.
+/// their sentences, then its drawing (or why it is not drawn) and what follows it.
 fn violation(b: &Block) -> Vec<Block> {
     let Block::Violation {
         property,
         context,
         rules,
         detail,
-        drawing,
         after,
     } = b
     else {
@@ -158,11 +147,6 @@ fn violation(b: &Block) -> Vec<Block> {
     let mut blocks = vec![Block::h(3, None, heading), Block::p(detail.as_str())];
     blocks.push(Block::p(named));
     blocks.extend((!rules.is_empty()).then(|| Block::Rules(rules.clone())));
-    blocks.extend(match drawing {
-        Drawing::Drawn(d) => Some(Block::Figure(d.clone())),
-        Drawing::Withheld => Some(Block::p(not_drawn())),
-        Drawing::None => None,
-    });
     blocks.extend(after.iter().cloned());
     blocks
 }
@@ -182,12 +166,8 @@ fn cell(t: &Text) -> String {
 fn md_block(s: &mut String, b: &Block) {
     match b {
         Block::Banner(_, title, lines) => {
-            let lines: Vec<String> = lines
-                .iter()
-                .chain([&contract_line()])
-                .map(Text::markdown)
-                .collect();
-            _ = writeln!(s, "# {}\n\n{}\n", md_escape(title), lines.join("  \n"))
+            let lines = banner_lines(lines).markdown().replace('\n', "  \n");
+            _ = writeln!(s, "# {}\n\n{lines}\n", md_escape(title))
         }
         Block::Heading(level, _, text) => {
             _ = writeln!(
@@ -222,15 +202,6 @@ fn md_block(s: &mut String, b: &Block) {
             s.push('\n');
         }
         Block::Table(..) => {}
-        Block::Properties(rows) => {
-            let rows = property_rows(rows).into_iter().map(|r| {
-                let (status, detail) = (r.status.as_str(), r.detail.as_str());
-                let rules = r.rules.join(", ").into();
-                vec![text!("`{}`", r.name), status.into(), rules, detail.into()]
-            });
-            let head = "property|status|rules|detail";
-            md_block(s, &Block::table(head, rows.collect()))
-        }
         Block::Code(text) => {
             let f = fence(text);
             _ = writeln!(s, "{f}text\n{}\n{f}\n", text.trim_end())
@@ -279,12 +250,7 @@ fn fence(text: &str) -> String {
 fn html_block(s: &mut String, b: &Block) {
     match b {
         Block::Banner(tone, title, lines) => {
-            let lines: Vec<String> = lines
-                .iter()
-                .chain([&contract_line()])
-                .map(Text::html)
-                .collect();
-            let (class, title, lines) = (tone.class(), escape(title), lines.join("<br>"));
+            let (class, title, lines) = (tone.class(), escape(title), banner_lines(lines).html());
             _ = write!(
                 s,
                 "<section class=\"banner {class}\" id=\"verdict\"><h1>{title}</h1><p>{lines}</p></section>"
@@ -324,19 +290,6 @@ fn html_block(s: &mut String, b: &Block) {
             for (_, r) in rows {
                 let cells: String = r.iter().map(|c| format!("<td>{}</td>", c.html())).collect();
                 _ = write!(s, "<tr>{cells}</tr>");
-            }
-            s.push_str("</table>")
-        }
-        Block::Properties(rows) => {
-            s.push_str("<table class=\"properties\"><tr><th>property</th><th>status</th><th>rules</th><th>detail</th></tr>");
-            for r in property_rows(rows) {
-                let class = ["bad", "good", "muted"][usize::from(html::rank(r.status))];
-                let (status, name) = (r.status.as_str(), escape(&r.name));
-                let (rules, detail) = (codes(&r.rules).html(), escape(&r.detail));
-                _ = write!(
-                    s,
-                    "<tr data-status=\"{status}\"><td><code>{name}</code></td><td class=\"{class}\">{status}</td><td>{rules}</td><td>{detail}</td></tr>"
-                );
             }
             s.push_str("</table>")
         }
@@ -392,36 +345,37 @@ mod tests {
         let mut d = Diagram::default();
         d.participant("C", "client");
         d.push_verdict("VIOLATED p [KEY-01]: x");
-        let v = |drawing: Drawing| Block::Violation {
+        let v = |drawing: Option<Block>| Block::Violation {
             property: "p".into(),
             context: Text::default(),
             rules: vec!["KEY-01"],
             detail: "seen".into(),
-            drawing,
-            after: vec![Block::Code("after".into())],
+            after: drawing
+                .into_iter()
+                .chain([Block::Code("after".into())])
+                .collect(),
         };
         let rule = Rule::from_id("KEY-01").unwrap();
-        let md = markdown(&[v(Drawing::Drawn(d.clone()))]);
+        let md = markdown(&[v(Some(Block::Figure(d.clone())))]);
         assert!(md.contains(rule.text()) && md.contains(rule.zh()), "{md}");
         assert!(md.contains("```mermaid\nsequenceDiagram\n"), "{md}");
-        assert!(!markdown(&[v(Drawing::None)]).contains("```mermaid"));
+        assert!(!markdown(&[v(None)]).contains("```mermaid"));
         let unnamed = Block::Violation {
             property: "p".into(),
             context: Text::default(),
             rules: Vec::new(),
             detail: "seen".into(),
-            drawing: Drawing::None,
             after: Vec::new(),
         };
         assert!(markdown(std::slice::from_ref(&unnamed)).contains("\n\nRules: none named.\n"));
         assert!(html("t", &[unnamed]).contains("<p>Rules: none named.</p>"));
-        let (mut page, mut built) = (vec![v(Drawing::None)], 0);
+        let (mut page, mut built) = (vec![v(None)], 0);
         for _ in 0..=html::FIGURES_MAX {
-            let drawing = Drawing::after(&page, || {
+            let drawing = drawing(&page, || {
                 built += 1;
                 d.clone()
             });
-            page.push(v(drawing));
+            page.push(v(Some(drawing)));
         }
         assert_eq!(
             built,
@@ -463,7 +417,7 @@ mod tests {
         };
         let t = html(
             "t",
-            &[Block::Properties(vec![
+            &[properties(&[
                 row("a", Status::Holds),
                 row("b", Status::Violated),
             ])],

@@ -16,7 +16,7 @@ pub mod html;
 pub mod junit;
 pub mod text;
 
-use doc::{Block, Drawing};
+use doc::Block;
 use html::PropertyRow;
 use payhub_properties::verdict::{Status, Verdict};
 use text::Text;
@@ -198,14 +198,14 @@ pub fn cannot_judge(vs: &[Verdict]) -> Vec<(String, Vec<&'static str>)> {
 }
 
 /// Verdicts over a recorded source as a page's section, its headings of `level`: each
-/// violation with its rules' sentences and what `witness` gives it (its drawing, the
-/// blocks after it), the properties judged, and those that cannot judge, grouped by the
-/// evidence they miss.
+/// violation with its rules' sentences and what `witness` gives it (its drawing first,
+/// if any), the properties judged, and those that cannot judge, grouped by the evidence
+/// they miss.
 pub fn verdict_blocks(
     blocks: &mut Vec<Block>,
     level: u8,
     vs: &[Verdict],
-    witness: impl Fn(&Verdict, &[Block]) -> (Drawing, Vec<Block>),
+    witness: impl Fn(&Verdict, &[Block]) -> Vec<Block>,
 ) {
     let violated: Vec<&Verdict> = vs.iter().filter(|v| v.status == Status::Violated).collect();
     if !violated.is_empty() {
@@ -213,13 +213,12 @@ pub fn verdict_blocks(
         blocks.push(Block::h(level, None, format!("Violations ({n})")));
     }
     for v in violated {
-        let (drawing, after) = witness(v, blocks);
+        let after = witness(v, blocks);
         blocks.push(Block::Violation {
             property: v.name.to_owned(),
             context: Text::default(),
             rules: v.rules.clone(),
             detail: v.detail.clone().unwrap_or_default(),
-            drawing,
             after,
         });
     }
@@ -227,7 +226,7 @@ pub fn verdict_blocks(
     let judged: Vec<PropertyRow> = judged.map(PropertyRow::of).collect();
     let n = judged.len();
     blocks.push(Block::h(level, None, format!("Properties judged ({n})")));
-    blocks.push(Block::Properties(judged));
+    blocks.push(doc::properties(&judged));
     let groups = cannot_judge(vs);
     if !groups.is_empty() {
         let n: usize = groups.iter().map(|(_, names)| names.len()).sum();

@@ -1,7 +1,7 @@
 //! The report's page, built once and drawn as `report.md` (inline Mermaid, for a code
 //! host) and `report.html` (inline SVG): the verdict, what failed and how to reproduce it first.
 
-use crate::outcome::doc::{self, Block, Drawing};
+use crate::outcome::doc::{self, Block};
 use crate::outcome::html::{Tone, drawn};
 use crate::outcome::text::{Text, text};
 use crate::verify_cmd::coverage::Judged;
@@ -126,14 +126,15 @@ impl Report {
                 context: text!("in `{}`", r.name),
                 rules: p.rules.clone(),
                 detail: detail.to_owned(),
-                drawing: cx.map_or(Drawing::None, |cx| {
-                    Drawing::after(page, || drawn(&cx.proof.trace, p.name, &p.rules, detail))
-                }),
-                after: Vec::from_iter(cx.map(|cx| {
+                after: cx.map_or(Vec::new(), |cx| {
                     let n = cx.tape.len();
                     let summary = text!("The tape ({} choices), as replay --tape takes it", n);
-                    Block::folded(summary, cx.tape.join("\n"))
-                })),
+                    let draw = || drawn(&cx.proof.trace, p.name, &p.rules, detail);
+                    vec![
+                        doc::drawing(page, draw),
+                        Block::folded(summary, cx.tape.join("\n")),
+                    ]
+                }),
             });
         }
     }
@@ -151,14 +152,14 @@ impl Report {
         )));
         if let Some(cx) = &sim.counterexample {
             let rules = rules_of(&cx.property);
-            let drawing = Drawing::after(page, || cx.diagram.clone());
+            let drawing = doc::drawing(page, || cx.diagram.clone());
             page.push(Block::Violation {
                 property: cx.property.clone(),
                 context: text!("in seed {}, the simulation's counterexample", cx.seed),
                 rules,
                 detail: cx.detail.clone(),
-                drawing,
                 after: vec![
+                    drawing,
                     p(text!("Replay: `{}`", cx.replay)),
                     Block::folded("The trace as text", cx.trace.clone()),
                 ],

@@ -2,7 +2,7 @@
 //! scripts run first, then every violation (expected or not) with the run drawn, then
 //! each script's expectations and the properties checked after every step.
 
-use crate::outcome::doc::{self, Block, Drawing};
+use crate::outcome::doc::{self, Block};
 use crate::outcome::html::{self as page, PropertyRow, Tone};
 use crate::outcome::text::{Text, text};
 use crate::serve::witness::{WitnessEntries, widen};
@@ -74,23 +74,28 @@ pub fn page(reports: &[Report], seconds: &[f64]) -> String {
         );
         // Built only where the page draws it; a run none of whose exchanges the violation
         // names is drawn whole, none marked.
-        let drawing = Drawing::after(&blocks, || diagram(r, &note));
-        let whole = matches!(&drawing, Drawing::Drawn(d) if !d.has_witness());
+        let drawing = doc::drawing(&blocks, || diagram(r, &note));
+        let whole = matches!(&drawing, Block::Figure(d) if !d.has_witness());
+        let whole = whole.then(|| {
+            Block::p(
+                "The violation names no exchange of the run: the whole run is drawn, none marked.",
+            )
+        });
         blocks.push(Block::Violation {
             property: v.property.clone(),
             context: text!(
                 "in `{}` at line {}{}",
                 r.script.file,
                 pos.line,
-                if expected { ", as the script expects" } else { "" }
+                if expected {
+                    ", as the script expects"
+                } else {
+                    ""
+                }
             ),
             rules: r.violation_rules.clone(),
             detail: v.detail.clone(),
-            drawing,
-            after: whole
-                .then(|| Block::p("The violation names no exchange of the run: the whole run is drawn, none marked."))
-                .into_iter()
-                .collect(),
+            after: [drawing].into_iter().chain(whole).collect(),
         });
     }
     for r in reports {
@@ -140,11 +145,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
             let v = violated.filter(|v| v.property == name);
             PropertyRow {
                 name: name.to_owned(),
-                status: if v.is_some() {
-                    Status::Violated
-                } else {
-                    Status::Holds
-                },
+                status: [Status::Holds, Status::Violated][usize::from(v.is_some())],
                 rules: super::rules_of(name),
                 detail: v.map_or("after every step run".to_owned(), |v| v.detail.clone()),
             }
@@ -152,7 +153,7 @@ fn rest(blocks: &mut Vec<Block>, r: &Report) {
         .collect();
     blocks.push(Block::Details(
         format!("{} properties checked after every step", rows.len()).into(),
-        vec![Block::Properties(rows)],
+        vec![doc::properties(&rows)],
     ));
     blocks.push(Block::folded("the run as text", bounded(r.to_text())));
 }

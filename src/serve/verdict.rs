@@ -4,7 +4,7 @@
 //! witnesses ([`super::diagrams`]) and the session's sequence diagram.
 
 use super::witness::Session;
-use crate::outcome::doc::{Block, Drawing};
+use crate::outcome::doc::Block;
 use crate::outcome::text::text;
 use payhub_properties::Facts;
 use payhub_properties::verdict::{Status, Verdict, WireSide};
@@ -134,20 +134,14 @@ pub fn blocks(session: &Session, judged: &Judged) -> Vec<Block> {
     }
     crate::outcome::verdict_blocks(&mut blocks, 2, verdicts, |v, _| {
         match session.witness_drawing(v) {
-            Some((drawing, cut)) => (
-                Drawing::None,
-                vec![
-                    Block::p("The entries that witness it:"),
-                    Block::Figure(drawing),
-                    Block::p(cut),
-                ],
-            ),
-            None => (
-                Drawing::None,
-                vec![Block::p(
-                    "The violation names no exchange the record holds: the session's diagram below is its witness.",
-                )],
-            ),
+            Some((drawing, cut)) => vec![
+                Block::p("The entries that witness it:"),
+                Block::Figure(drawing),
+                Block::p(cut),
+            ],
+            None => vec![Block::p(
+                "The violation names no exchange the record holds: the session's diagram below is its witness.",
+            )],
         }
     });
     blocks

@@ -377,23 +377,18 @@ fn text(s: &mut String, label: &Label, class: &str) {
 fn draw_item(s: &mut String, d: &Diagram, l: &Layout, item: &Item, row: &Row) {
     let n = l.lifelines.len();
     let x = |i: usize| l.lifelines[i.min(n - 1)];
-    let (kind, class) = match item.shape {
-        Shape::Message { arrow, .. } => match arrow {
-            Arrow::Call => ("call", "msg call"),
-            Arrow::Reply => ("reply", "msg reply"),
-            Arrow::Lost => ("lost", "msg lost"),
-        },
-        Shape::Note { kind, .. } => match kind {
-            NoteKind::Plain => ("note", "note"),
-            NoteKind::Crash => ("crash", "note crash"),
-            NoteKind::Clock => ("clock", "clock"),
-            NoteKind::Verdict => ("verdict", "verdict"),
-        },
+    let (group, kind) = match item.shape {
+        Shape::Message { arrow, .. } => ("msg ", ["call", "reply", "lost"][arrow as usize]),
+        Shape::Note {
+            kind: NoteKind::Crash,
+            ..
+        } => ("note ", "crash"),
+        Shape::Note { kind, .. } => ("", ["note", "", "clock", "verdict"][kind as usize]),
     };
     let witness = item.witness && !item.is_verdict();
     let _ = write!(
         s,
-        "<g class=\"item {class}{}\" data-kind=\"{kind}\"",
+        "<g class=\"item {group}{kind}{}\" data-kind=\"{kind}\"",
         if witness { " witness" } else { "" }
     );
     if let Some(e) = &item.exchange {
