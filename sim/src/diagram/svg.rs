@@ -378,12 +378,20 @@ fn draw_item(s: &mut String, d: &Diagram, l: &Layout, item: &Item, row: &Row) {
     let n = l.lifelines.len();
     let x = |i: usize| l.lifelines[i.min(n - 1)];
     let (group, kind) = match item.shape {
-        Shape::Message { arrow, .. } => ("msg ", ["call", "reply", "lost"][arrow as usize]),
-        Shape::Note {
-            kind: NoteKind::Crash,
-            ..
-        } => ("note ", "crash"),
-        Shape::Note { kind, .. } => ("", ["note", "", "clock", "verdict"][kind as usize]),
+        Shape::Message { arrow, .. } => (
+            "msg ",
+            match arrow {
+                Arrow::Call => "call",
+                Arrow::Reply => "reply",
+                Arrow::Lost => "lost",
+            },
+        ),
+        Shape::Note { kind, .. } => match kind {
+            NoteKind::Plain => ("", "note"),
+            NoteKind::Crash => ("note ", "crash"),
+            NoteKind::Clock => ("", "clock"),
+            NoteKind::Verdict => ("", "verdict"),
+        },
     };
     let witness = item.witness && !item.is_verdict();
     let _ = write!(
