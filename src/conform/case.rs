@@ -4,6 +4,7 @@
 
 use super::compare::{IdMap, qualified};
 use super::profile::{CardOutcome, Loaded};
+use crate::http_map::HttpRequest;
 use payhub_model::Millis;
 use std::collections::BTreeMap;
 
@@ -290,16 +291,6 @@ impl Side<'_> {
     }
 }
 
-/// The HTTP request: method, path and query, headers, JSON body.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Http {
-    pub method: &'static str,
-    pub target: String,
-    pub authorization: String,
-    pub idempotency_key: Option<String>,
-    pub body: Option<String>,
-}
-
 fn query_escape(s: &str) -> String {
     let escape = |b: u8| match b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.') {
         true => (b as char).to_string(),
@@ -330,8 +321,10 @@ impl Req {
         }
     }
 
-    /// The request as `side` spells it (for the target, its body with its card field).
-    pub fn render(&self, names: &Names, side: &Side) -> Http {
+    /// The request as `side` spells it (for the target, its body with its card field),
+    /// as every edge reads one ([`HttpRequest`]: the model's side, the target's, the
+    /// record).
+    pub fn render(&self, names: &Names, side: &Side) -> HttpRequest {
         use serde_json::{Value, json};
         let pay = |o: u8| side.id("pay", &names.order(o), o);
         let refund_id = |r: u8| side.id("ref", &names.refund(r), r);
@@ -385,50 +378,45 @@ impl Req {
             Op::FindRefund { refund } => find("refunds?merchant_refund_no", &names.refund(refund)),
         };
         let body = body.map(|b| b.to_string());
-        Http {
-            method,
+        let body = match side.of {
+            Of::Target(p) => p.target_body(body.as_deref()),
+            Of::Model(_) => body,
+        };
+        let authorization = format!("Bearer {}", side.api_key(self.key_of, self.rotation));
+        let key = (method == "POST").then(|| names.key(self.key)).flatten();
+        HttpRequest {
+            method: method.to_owned(),
             target,
-            authorization: format!("Bearer {}", side.api_key(self.key_of, self.rotation)),
-            idempotency_key: (method == "POST").then(|| names.key(self.key)).flatten(),
-            body: match side.of {
-                Of::Target(p) => p.target_body(body.as_deref()),
-                Of::Model(_) => body,
-            },
+            authorization: Some(authorization.into_bytes()),
+            idempotency_key: key.map(String::into_bytes),
+            body: body.map(String::into_bytes).unwrap_or_default(),
         }
     }
 }
 
-impl Http {
+/// A rendered request as conform sends and prints it (rendered from text: every part
+/// UTF-8, an empty body none).
+impl HttpRequest {
     /// The request as the wire sends it: `Authorization`, then `Idempotency-Key` if any.
     pub fn wire(&self) -> crate::wire::WireRequest {
-        let key = self.idempotency_key.as_deref();
-        let (target, body) = (&self.target, self.body.clone());
-        crate::wire::WireRequest::api(self.method, target, &self.authorization, key, body)
-    }
-
-    /// The request as the edges read one (`http_map`): the model's side and the record.
-    pub fn request(&self) -> crate::http_map::HttpRequest {
-        crate::http_map::HttpRequest {
-            method: self.method.to_owned(),
-            target: self.target.clone(),
-            authorization: Some(self.authorization.clone().into_bytes()),
-            idempotency_key: self.idempotency_key.clone().map(String::into_bytes),
-            body: self.body.clone().unwrap_or_default().into_bytes(),
-        }
+        let body = (!self.body.is_empty()).then(|| String::from_utf8_lossy(&self.body).into());
+        let auth = String::from_utf8_lossy(self.authorization.as_deref().unwrap_or_default());
+        let key = self.idempotency_key.as_deref().map(String::from_utf8_lossy);
+        crate::wire::WireRequest::api(&self.method, &self.target, &auth, key.as_deref(), body)
     }
 
     /// `POST /v1/payments  Idempotency-Key: K  {…}`, the contract's notation.
     pub fn notation(&self) -> String {
         let mut s = format!("{} {}", self.method, self.target);
-        if let Some(k) = &self.idempotency_key {
+        if let Some(k) = self.idempotency_key.as_deref().map(String::from_utf8_lossy) {
             let shown = match k.chars().count() {
                 n if n > 40 => format!("{}…({n} chars)", k.chars().take(12).collect::<String>()),
-                _ => k.clone(),
+                _ => k.into_owned(),
             };
             s.push_str(&format!("  Idempotency-Key: {shown}"));
         }
-        if let Some(b) = &self.body {
-            s.push_str(&format!("  {b}"));
+        if !self.body.is_empty() {
+            s.push_str(&format!("  {}", String::from_utf8_lossy(&self.body)));
         }
         s
     }
@@ -436,7 +424,7 @@ impl Http {
 
 /// One request in the notation, with its API key when not the first merchant's first
 /// (a rotated key shown: the same scope, SCOPE-03) and its fault.
-pub fn line(req: &Req, http: &Http) -> String {
+pub fn line(req: &Req, http: &HttpRequest) -> String {
     let key = match (req.key_of, req.rotation) {
         (1, 0) => String::new(),
         (k, 0) => format!("  (as ak_{k})"),

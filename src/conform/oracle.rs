@@ -9,7 +9,7 @@ use super::profile::Loaded;
 use super::readings::{Reading, Taken};
 pub use super::record::{Seen, Sent};
 use crate::http_map;
-use crate::serve::sandbox::upstream::{acquire, answer_in_flight, is_slow, newest_request, top_up};
+use crate::serve::sandbox::upstream::{answer_in_flight, drive, is_slow, newest_request, top_up};
 use payhub_model::observation::Dialect;
 use payhub_model::{ApiResponse, Branch, Control, MerchantId, Millis, RequestId, ResponseBody};
 use payhub_properties::World;
@@ -494,7 +494,7 @@ impl Oracle {
             ns,
         };
         let http = req.render(r.names, &side);
-        match http_map::to_api_request(&http.request()) {
+        match http_map::to_api_request(&http) {
             Err(edge) => {
                 // The sandbox's edge answers what the model cannot represent.
                 let body: ResponseBody = serde_json::from_str(&edge.body)

@@ -62,18 +62,15 @@ pub(super) fn link_moves(w: &World, backlog: &[MsgId]) -> Vec<(Choice, LinkMove)
     w.link
         .iter()
         .filter(|(msg, _)| !backlog.contains(msg))
-        .map(|(msg, m)| match m {
-            UpstreamMsg::Call(call) => {
-                let kind = match call {
-                    _ if is_slow(w, m) => LinkMove::SlowCharge,
-                    UpstreamCall::Charge { .. } => LinkMove::Charge,
-                    UpstreamCall::Refund { .. } => LinkMove::Refund,
-                    UpstreamCall::CancelCharge { .. } => LinkMove::Cancel,
-                    _ => LinkMove::Other,
-                };
-                (acquire(w, msg, call), kind)
-            }
-            UpstreamMsg::Reply(_) => (Choice::DeliverUpstream { msg }, LinkMove::Other),
+        .map(|(msg, m)| {
+            let kind = match m {
+                _ if is_slow(w, m) => LinkMove::SlowCharge,
+                UpstreamMsg::Call(UpstreamCall::Charge { .. }) => LinkMove::Charge,
+                UpstreamMsg::Call(UpstreamCall::Refund { .. }) => LinkMove::Refund,
+                UpstreamMsg::Call(UpstreamCall::CancelCharge { .. }) => LinkMove::Cancel,
+                _ => LinkMove::Other,
+            };
+            (drive(w, msg, m), kind)
         })
         .collect()
 }

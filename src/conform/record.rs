@@ -14,6 +14,7 @@ use crate::check_log::entry::{Entry, Label, Reply, bearer};
 use crate::check_log::feed::Feed;
 use crate::check_log::keys::Keys;
 use crate::check_log::profile::{CardReading, LogProfile};
+use crate::http_map::HttpRequest;
 use crate::wire::WireReply;
 use payhub_properties::facts::wire::Seen as WireSeen;
 use payhub_properties::verdict::Verdict;
@@ -56,7 +57,7 @@ pub struct Sent {
     pub req: Req,
     pub seen: Seen,
     pub after: Option<usize>,
-    pub http: case::Http,
+    pub http: HttpRequest,
     pub at: (Instant, Instant),
     pub reply: Option<WireReply>,
 }
@@ -191,8 +192,9 @@ impl Recorder {
                 label: Label::Exchange(self.lines.len() as u64),
                 started_ms,
                 duration_ms,
-                http: e.http.request(),
-                api_key: bearer(&e.http.authorization),
+                http: e.http.clone(),
+                api_key: (e.http.authorization.as_deref())
+                    .and_then(|a| bearer(&String::from_utf8_lossy(a))),
                 outcome: match &e.reply {
                     Some(r) => Reply::Answered {
                         status: r.status,
@@ -234,7 +236,7 @@ fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value
     use crate::serve::har::{entry, json_response, no_response, pair, request_entry};
     let h = &e.http;
     let headers = h.wire().headers.iter().map(|(n, v)| pair(n, v)).collect();
-    let body = h.body.as_deref().map(|b| match serde_json::from_str(b) {
+    let body = (!h.body.is_empty()).then(|| match serde_json::from_slice(&h.body) {
         Ok(Value::Object(mut m)) => {
             cards.redact(&mut m);
             Value::Object(m).to_string()
@@ -243,7 +245,7 @@ fn har_entry(e: &Sent, started_ms: i64, time: u64, cards: &CardReading) -> Value
         _ => "[redacted: not a JSON object]".to_owned(),
     });
     let url = format!("http://target{}", h.target);
-    let request = request_entry(h.method, url, headers, Vec::new(), body.as_deref());
+    let request = request_entry(&h.method, url, headers, Vec::new(), body.as_deref());
     let response = match &e.reply {
         Some(r) => {
             let headers = r.headers.iter().map(|(n, v)| pair(n, v)).collect();
@@ -277,7 +279,7 @@ mod tests {
     }
 
     fn create(answer: (u16, &str)) -> Sent {
-        use crate::conform::case::{Fault, Http, KeyUse, Op, Req};
+        use crate::conform::case::{Fault, KeyUse, Op, Req};
         let now = Instant::now();
         Sent {
             req: Req {
@@ -290,12 +292,12 @@ mod tests {
             seen: Seen::Any,
             after: None,
             at: (now, now),
-            http: Http {
-                method: "POST",
+            http: HttpRequest {
+                method: "POST".into(),
                 target: "/v1/payments".into(),
-                authorization: "Bearer ak_1".into(),
-                idempotency_key: Some("K-1".into()),
-                body: Some(CREATE.into()),
+                authorization: Some(b"Bearer ak_1".to_vec()),
+                idempotency_key: Some(b"K-1".to_vec()),
+                body: CREATE.into(),
             },
             reply: Some(reply(answer)),
         }
@@ -311,7 +313,7 @@ mod tests {
         let mut record = Recorder::new(&profile, true).unwrap();
         let with = |body: &str| {
             let mut r = create((201, PAYMENT));
-            r.http.body = Some(body.into());
+            r.http.body = body.into();
             r
         };
         record.round(

@@ -9,6 +9,7 @@ use super::oracle::{self, Oracle, RoundVerdict, Seen, Sent, TargetRefs};
 use super::profile::{Fill, Loaded, Template, merchant_of};
 use super::readings::{Reading, Taken};
 use super::record::{CaseVerdicts, Recorder};
+use crate::http_map::HttpRequest;
 use crate::wire::{self, WireError, WireReply, WireRequest};
 use payhub_sim::Choice;
 use std::time::{Duration, Instant};
@@ -375,7 +376,7 @@ pub async fn run_case(t: &Target, case: &Case, tag: &str, har: bool) -> Result<C
 
 /// `req` as the target takes it: its keys, cards and ids, and its spelling of the body
 /// (its card field), as sent and as reported.
-pub(super) fn render(t: &Target, names: &Names, refs: &TargetRefs, req: &case::Req) -> case::Http {
+pub(super) fn render(t: &Target, names: &Names, refs: &TargetRefs, req: &case::Req) -> HttpRequest {
     let ns = t.profile.namespace(req.key_of);
     req.render(
         names,
@@ -397,7 +398,7 @@ async fn send_round(
     reqs: &[case::Req],
     failed: &mut Vec<String>,
 ) -> Result<Vec<Sent>, String> {
-    let https: Vec<case::Http> = reqs.iter().map(|r| render(t, names, refs, r)).collect();
+    let https: Vec<HttpRequest> = reqs.iter().map(|r| render(t, names, refs, r)).collect();
     let tasks: Vec<_> = (reqs.iter().zip(&https))
         .map(|(req, http)| {
             let (addr, wire_req, fault) = (t.addr.clone(), http.wire(), req.fault);
@@ -434,7 +435,7 @@ fn sent_of(
     t: &Target,
     req: case::Req,
     after: Option<usize>,
-    http: &case::Http,
+    http: &HttpRequest,
     at: (Instant, Instant),
     result: Result<WireReply, WireError>,
 ) -> Result<Sent, String> {

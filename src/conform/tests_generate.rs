@@ -92,12 +92,12 @@ fn a_rotated_key_is_shown_in_the_printed_case() {
         shapes: true,
         ..alphabet()
     };
-    let http = super::super::case::Http {
-        method: "POST",
+    let http = crate::http_map::HttpRequest {
+        method: "POST".into(),
         target: "/v1/payments".into(),
-        authorization: "Bearer k".into(),
-        idempotency_key: Some("K".into()),
-        body: None,
+        authorization: Some(b"Bearer k".to_vec()),
+        idempotency_key: Some(b"K".to_vec()),
+        body: Vec::new(),
     };
     let rotated: Vec<Req> = (0..400)
         .flat_map(|s| generate(s, &a).rounds)

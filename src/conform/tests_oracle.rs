@@ -34,7 +34,7 @@ fn answer(sb: &mut Sandbox, names: &Names, req: &Req) -> Seen {
         refs: &TargetRefs::default(),
         ns: 0,
     };
-    let http = req.render(names, &side).request();
+    let http = req.render(names, &side);
     let Step::Answered(reply) = sb.handle(sb.now(), &http) else {
         panic!("pending")
     };

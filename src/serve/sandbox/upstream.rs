@@ -1,12 +1,12 @@
 //! The sandbox's upstream driving: choices applied and recorded, upstream calls held or
 //! decided by their test card, replies delivered, the world's clock moved to a target.
 //! The readings of a world both live drivers take (the sandbox, conform's oracle) are
-//! the free functions here: a call decided by its card, the request sent last, an
-//! answer in flight, the fault budget topped up.
+//! the free functions here: a link message driven (a call decided by its card, a reply
+//! delivered), the request sent last, an answer in flight, the fault budget topped up.
 
 use super::{Release, STEPS_MAX, Sandbox};
 use payhub_model::cards;
-use payhub_model::{ApiResponse, Millis, RequestId, UpstreamCall};
+use payhub_model::{ApiResponse, Millis, RequestId};
 use payhub_properties::World;
 use payhub_sim::Choice;
 use payhub_sim::network::{MsgId, Payload, UpstreamMsg};
@@ -21,8 +21,12 @@ pub(crate) fn top_up(w: &mut World) {
     }
 }
 
-/// Upstream call `call` (message `msg`) decided by its test card.
-pub(crate) fn acquire(w: &World, msg: MsgId, call: &UpstreamCall) -> Choice {
+/// The choice that moves link message `msg` on, for both live drivers: a call decided
+/// by its test card, a reply delivered.
+pub(crate) fn drive(w: &World, msg: MsgId, m: &UpstreamMsg) -> Choice {
+    let UpstreamMsg::Call(call) = m else {
+        return Choice::DeliverUpstream { msg };
+    };
     let decision = cards::decision(call, |a| w.acquirer.charges.get(&a).map(|c| c.card));
     Choice::Acquire { msg, decision }
 }
@@ -109,13 +113,10 @@ impl Sandbox {
     pub(super) fn drive_link(&mut self) -> Result<bool, String> {
         let mut moved = false;
         for _ in 0..STEPS_MAX {
-            let next = self.world.link.iter().find_map(|(msg, m)| match m {
-                UpstreamMsg::Call(_) if self.held.get(&msg).is_some_and(|r| !self.released(*r)) => {
-                    None
-                }
-                UpstreamMsg::Call(call) => Some(acquire(&self.world, msg, call)),
-                UpstreamMsg::Reply(_) => Some(Choice::DeliverUpstream { msg }),
-            });
+            let held = |msg| self.held.get(&msg).is_some_and(|r| !self.released(*r));
+            let next = (self.world.link.iter())
+                .find(|(msg, m)| !(matches!(m, UpstreamMsg::Call(_)) && held(*msg)))
+                .map(|(msg, m)| drive(&self.world, msg, m));
             let Some(choice) = next else {
                 return Ok(moved);
             };
