@@ -14,9 +14,9 @@
 //! `Idempotency-Key` (SCOPE-01); a request whose key names no known owner is counted in
 //! [`WireFacts::ownerless`] and judged by nothing that needs a scope.
 //!
-//! Memory: the open exchanges (bounded by the concurrency of the source), and, per
-//! distinct idempotency scope, key, order number, payment and object queried in the last
-//! 10 s, one small record (packed, [`record`]; scopes, keys and numbers held by their fingerprint, [`fp`]);
+//! Memory: the open exchanges (bounded by the concurrency of the source), and, per distinct
+//! idempotency scope, key, order number, payment and object queried in the last 10 s, one
+//! small record (packed, [`record`]; scopes, keys and numbers by their fingerprint, [`fp`]);
 //! the first witness of each pattern only. Nothing grows with the number of requests that
 //! repeat what is held.
 //!

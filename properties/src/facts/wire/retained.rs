@@ -55,10 +55,10 @@ impl WireFacts {
     }
 
     /// Forgets what no later request can be judged against: scopes, keys and their
-    /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
-    /// that ended, a query sent 10 s before `now` or a number's untied query (SCHED-02
-    /// judges closer ones only; a tie may pair those two). Order numbers and Payments are
-    /// kept (UNIQ-01 and versions have no window).
+    /// parameters past the window the judge set (RET-01: the platform forgot them too),
+    /// Retry-Afters that ended, a last query sent 10 s before `now` and before every untied
+    /// number's (SCHED-02 judges closer ones only; a tie may pair it with those). Order
+    /// numbers and Payments are kept (UNIQ-01 and versions have no window).
     pub(super) fn prune(&mut self, now: Millis) {
         let by_number = self.last_by_number.values().map(|q| q.sent);
         let before = by_number.chain([now]).min().unwrap_or(now);
