@@ -7,34 +7,33 @@ use payhub_model::Contract;
 
 /// `merchant_order_no ORDER-1, amount 12000, currency USD`.
 pub fn params(p: &WireParams) -> String {
-    fn field<T: std::fmt::Display>(out: &mut Vec<String>, name: &str, v: &Option<T>) {
-        if let Some(v) = v {
-            out.push(format!("{name} {v}"));
-        }
-    }
-    let mut out = Vec::new();
-    match p {
+    let t = |v: &Option<payhub_model::Text>| v.as_ref().map(|v| v.to_string());
+    let n = |v: &Option<i64>| v.map(|v| v.to_string());
+    let fields = match p {
         WireParams::None => return "no parameters".into(),
         WireParams::Order {
-            merchant_order_no,
+            merchant_order_no: a,
             amount,
-            currency,
-        } => {
-            field(&mut out, "merchant_order_no", merchant_order_no);
-            field(&mut out, "amount", amount);
-            field(&mut out, "currency", currency);
-        }
+            currency: c,
+        } => [
+            ("merchant_order_no", t(a)),
+            ("amount", n(amount)),
+            ("currency", t(c)),
+        ],
         WireParams::Refund {
-            payment_id,
-            merchant_refund_no,
+            payment_id: a,
+            merchant_refund_no: b,
             amount,
-        } => {
-            field(&mut out, "payment_id", payment_id);
-            field(&mut out, "merchant_refund_no", merchant_refund_no);
-            field(&mut out, "amount", amount);
-        }
-    }
-    out.join(", ")
+        } => [
+            ("payment_id", t(a)),
+            ("merchant_refund_no", t(b)),
+            ("amount", n(amount)),
+        ],
+    };
+    let shown = fields
+        .into_iter()
+        .filter_map(|(name, v)| Some(format!("{name} {}", v?)));
+    shown.collect::<Vec<_>>().join(", ")
 }
 
 /// `201 pay_demo_001 v2`, `409 idempotency_conflict`, `no answer`.
@@ -50,16 +49,10 @@ pub fn answer(s: &Seen) -> String {
     if a.status >= 500 && a.code != Some(payhub_model::ErrorCode::TemporarilyUnavailable) {
         out.push_str(" (an unknown outcome)");
     }
-    if let Some(c) = a.code {
+    let code = a.code.map(|c| c.as_str()).or(a.unnamed_code.as_deref());
+    for part in [code, a.object.as_deref()].into_iter().flatten() {
         out.push(' ');
-        out.push_str(c.as_str());
-    } else if let Some(c) = &a.unnamed_code {
-        out.push(' ');
-        out.push_str(c);
-    }
-    if let Some(o) = &a.object {
-        out.push(' ');
-        out.push_str(o);
+        out.push_str(part);
     }
     if let Some(v) = &a.version {
         out.push_str(&format!(" version {v}"));
@@ -72,16 +65,9 @@ pub fn answer(s: &Seen) -> String {
 
 /// `POST /v1/payments Idempotency-Key K-1 (amount 100 …)`.
 pub fn request(s: &Seen) -> String {
-    let key = s
-        .key
-        .as_ref()
-        .map(|k| format!(" Idempotency-Key {k}"))
-        .unwrap_or_default();
-    let p = if s.params == WireParams::None {
-        String::new()
-    } else {
-        format!(" ({})", params(&s.params))
-    };
+    let key = (s.key.as_ref()).map(|k| format!(" Idempotency-Key {k}"));
+    let p = (s.params != WireParams::None).then(|| format!(" ({})", params(&s.params)));
+    let (key, p) = (key.unwrap_or_default(), p.unwrap_or_default());
     format!("{} {}{key}{p}", s.method, s.path)
 }
 

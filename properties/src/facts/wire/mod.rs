@@ -14,9 +14,9 @@
 //! `Idempotency-Key` (SCOPE-01); a request whose key names no known owner is counted in
 //! [`WireFacts::ownerless`] and judged by nothing that needs a scope.
 //!
-//! Memory: the open exchanges (bounded by the concurrency of the source), and, per
-//! distinct idempotency scope, key, order number, queried object and payment, one small
-//! record (packed, [`record`]; scopes, keys and numbers held by their fingerprint, [`fp`]);
+//! Memory: the open exchanges (bounded by the concurrency of the source), and, per distinct
+//! idempotency scope, key, order number, payment and object queried in the last 10 s, one
+//! small record (packed, [`record`]; scopes, keys and numbers by their fingerprint, [`fp`]);
 //! the first witness of each pattern only. Nothing grows with the number of requests that
 //! repeat what is held.
 //!
@@ -136,9 +136,11 @@ pub struct WireFacts {
     payments: by_id::ById<PaymentShown>,
     /// UNIQ-04: the Refund each refund number was first shown with.
     refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
-    /// SCHED-02: the last query of each object ([`super::query_object`]), and the id
-    /// answers tied each number to, by their fingerprint with their owner ([`query_key`]).
+    /// SCHED-02: the last query of each object ([`super::query_object`]; 10 s at most,
+    /// [`WireFacts::prune`]), of each number no answer tied yet, and the id answers tied
+    /// each number to, by their fingerprint with their owner ([`query_key`]).
     last_query: BTreeMap<u64, Rec>,
+    last_by_number: BTreeMap<u64, Rec>,
     query_aliases: BTreeMap<u64, u64>,
     retry_after: BTreeMap<u64, (Millis, Rec)>,
     /// RATE-01, RATE-04, REJECT-01: per scope, its first request and whether every
@@ -413,12 +415,14 @@ impl WireFacts {
         }
         if let Some(object) = QueryObject::named_by(ep) {
             let k = query_key((m, e), &object);
-            let k = self.query_aliases.get(&k).copied().unwrap_or(k);
-            if let Some(last) = self.last_query.get(&k) {
-                let last = last.clone();
+            let id = self.query_aliases.get(&k).copied();
+            let [mut held, by_number] = [&mut self.last_query, &mut self.last_by_number];
+            if id.is_none() && object.is_number() {
+                held = by_number;
+            }
+            if let Some(last) = held.insert(id.unwrap_or(k), seen.clone()) {
                 self.note_queries(&last, seen);
             }
-            self.last_query.insert(k, seen.clone());
         }
     }
 

@@ -2,8 +2,8 @@
 //! judge of a long log needs grows with these, not with the requests.
 
 use super::WireFacts;
-use payhub_model::Millis;
 use payhub_model::event::ScopeKey;
+use payhub_model::{Contract, Millis};
 
 /// The records the wire facts hold now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,6 +28,7 @@ impl WireFacts {
                 + self.refused_numbers.len(),
             objects: self.payments.values().filter(|p| p.first.is_some()).count()
                 + self.last_query.len()
+                + self.last_by_number.len()
                 + self.unresolved_payments.len()
                 + self.scheduled.len()
                 + self.unresolved_refunds.len(),
@@ -42,24 +43,28 @@ impl WireFacts {
     /// [`WireFacts::prune`] comes): the key is judged as new.
     pub(super) fn expire(&mut self, scope: &ScopeKey, now: Millis) {
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
-        let k = super::fp(&(scope.merchant, scope.environment, &scope.key));
-        if self.key_endpoints.get(&k).is_some_and(|x| x.sent < window) {
-            self.key_endpoints.remove(&k);
-        }
-        if self
-            .first_params
-            .get(&super::fp(scope))
-            .is_some_and(|x| x.sent < window)
-        {
-            self.first_params.remove(&super::fp(scope));
+        let key = super::fp(&(scope.merchant, scope.environment, &scope.key));
+        for (held, k) in [
+            (&mut self.key_endpoints, key),
+            (&mut self.first_params, super::fp(scope)),
+        ] {
+            if held.get(&k).is_some_and(|x| x.sent < window) {
+                held.remove(&k);
+            }
         }
     }
 
     /// Forgets what no later request can be judged against: scopes, keys and their
-    /// parameters past the window the judge set (RET-01: the platform forgot them too), Retry-Afters
-    /// that ended. Order numbers, Payments and each object's last query are kept (UNIQ-01
-    /// and versions have no window; the spacing is the property's to judge).
+    /// parameters past the window the judge set (RET-01: the platform forgot them too),
+    /// Retry-Afters that ended, a last query sent 10 s before `now` and before every untied
+    /// number's (SCHED-02 judges closer ones only; a tie may pair it with those). Order
+    /// numbers and Payments are kept (UNIQ-01 and versions have no window).
     pub(super) fn prune(&mut self, now: Millis) {
+        let by_number = self.last_by_number.values().map(|q| q.sent);
+        let before = by_number.chain([now]).min().unwrap_or(now);
+        if let Some(spaced) = before.0.checked_sub(Contract::QUERY_SPACING_MIN.0) {
+            self.last_query.retain(|_, q| q.sent.0 > spaced);
+        }
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
         self.early_answers.retain(|_, (x, _)| x.sent >= window);

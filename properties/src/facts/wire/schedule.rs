@@ -335,10 +335,9 @@ impl WireFacts {
         let k = super::query_key((m, e), &object);
         let resolved = self.query_aliases.get(&k).copied();
         for k in [Some(k), resolved].into_iter().flatten() {
-            if let Some(last) = self.last_query.get_mut(&k) {
-                if last.id == seen.id {
-                    *last = seen.clone();
-                }
+            let held = [self.last_query.get_mut(&k), self.last_by_number.get_mut(&k)];
+            for last in held.into_iter().flatten().filter(|l| l.id == seen.id) {
+                *last = seen.clone();
             }
         }
     }
@@ -366,7 +365,8 @@ impl WireFacts {
             if self.query_aliases.contains_key(&alias) {
                 continue;
             }
-            let (by_number, held) = (self.last_query.remove(&alias), self.last_query.get(&by_id));
+            let by_number = self.last_by_number.remove(&alias);
+            let held = self.last_query.get(&by_id);
             let merged = query_object::merge(by_number.as_ref(), held, |q| q.sent);
             if let Some(q) = merged.last {
                 self.last_query.insert(by_id, q);

@@ -2,7 +2,7 @@
 //! sent again under another key or number while unresolved, a card retry, the
 //! contract's timeouts and the query schedule.
 
-use super::tests::{answer, confirm, create, facts, refund, send};
+use super::tests::{OWNER, answer, confirm, create, facts, refund, send};
 use super::*;
 use payhub_model::observed::Shape;
 
@@ -386,4 +386,58 @@ fn a_refused_confirm_leaves_the_payment_final() {
     let q = query(&mut w, "p1");
     send(&mut w, 50_000, 4, q);
     assert!(!w.witnesses.contains_key(&Breach::QueryAfterFinal));
+}
+
+/// SCHED-02: a query of a Payment 10 s old is forgotten at a pruning, unless a query by
+/// a number no answer tied yet was sent less than 10 s after it: an answer tying the
+/// number to the Payment later shows the two as queries of one object, 5 s apart.
+#[test]
+fn an_old_query_is_forgotten_unless_a_tie_may_pair_it() {
+    let pay = Shape::One(IdKind::Payment);
+    for by_number in [false, true] {
+        let mut w = facts();
+        let q = query(&mut w, "p1");
+        let p1 = query_key(OWNER, &QueryObject::named_by(&q.endpoint).expect("a query"));
+        send(&mut w, 0, 1, q);
+        answer(&mut w, 1, 1, 200, r#"{"id":"p1"}"#, pay);
+        if by_number {
+            let endpoint = Endpoint::ListPayments {
+                merchant_order_no: "O-1".into(),
+            };
+            let list = ApiRequest {
+                api_key: ApiKeyId(1),
+                idempotency_key: None,
+                endpoint,
+            };
+            send(&mut w, 5_000, 2, list);
+            answer(
+                &mut w,
+                5_001,
+                2,
+                200,
+                r#"{"data":[]}"#,
+                Shape::List(IdKind::Payment),
+            );
+        }
+        for i in 0..PRUNE_EVERY as u32 {
+            let (at, other) = (20_000 * u64::from(i + 1), format!("q{i}"));
+            let q = query(&mut w, &other);
+            send(&mut w, at, 10 + i, q);
+            answer(
+                &mut w,
+                at + 1,
+                10 + i,
+                200,
+                &format!(r#"{{"id":"{other}"}}"#),
+                pay,
+            );
+        }
+        assert_eq!(w.last_query.contains_key(&p1), by_number);
+        send(&mut w, 90_000_000, 3, create("c-1", "O-1", 100));
+        let tied = r#"{"id":"p1","merchant_order_no":"O-1","status":"succeeded"}"#;
+        answer(&mut w, 90_000_001, 3, 201, tied, pay);
+        let pair = w.closest_queries.as_deref().map(|[a, b]| (a.id, b.id));
+        let paired = by_number.then_some((RequestId(1), RequestId(2)));
+        assert_eq!(pair, paired, "by number: {by_number}");
+    }
 }
