@@ -4,6 +4,7 @@
 use super::WireFacts;
 use payhub_model::event::ScopeKey;
 use payhub_model::{Contract, Millis};
+use std::collections::BTreeSet;
 
 /// The records the wire facts hold now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -56,15 +57,20 @@ impl WireFacts {
 
     /// Forgets what no later request can be judged against: scopes, keys and their
     /// parameters past the window the judge set (RET-01: the platform forgot them too),
-    /// Retry-Afters that ended, a last query sent 10 s before `now` and before every untied
-    /// number's (SCHED-02 judges closer ones only; a tie may pair it with those). Order
-    /// numbers and Payments are kept (UNIQ-01 and versions have no window).
+    /// Retry-Afters that ended, a last query sent 10 s before `now` unless an untied
+    /// number's query was sent less than 10 s from it (SCHED-02 judges closer ones only; a
+    /// later tie may pair it with that one). Order numbers and Payments are kept (UNIQ-01
+    /// and versions have no window).
     pub(super) fn prune(&mut self, now: Millis) {
-        let by_number = self.last_by_number.values().map(|q| q.sent);
-        let before = by_number.chain([now]).min().unwrap_or(now);
-        if let Some(spaced) = before.0.checked_sub(Contract::QUERY_SPACING_MIN.0) {
-            self.last_query.retain(|_, q| q.sent.0 > spaced);
-        }
+        let spacing = Contract::QUERY_SPACING_MIN.0;
+        let untied: BTreeSet<u64> = self.last_by_number.values().map(|q| q.sent.0).collect();
+        let near_untied = |t: u64| {
+            untied
+                .range(t.saturating_sub(spacing - 1)..t + spacing)
+                .next()
+        };
+        self.last_query
+            .retain(|_, q| q.sent.0 + spacing > now.0 || near_untied(q.sent.0).is_some());
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
         self.executed.retain(|_, x| x.seen.sent >= window);
         self.early_answers.retain(|_, (x, _)| x.sent >= window);

@@ -389,55 +389,53 @@ fn a_refused_confirm_leaves_the_payment_final() {
 }
 
 /// SCHED-02: a query of a Payment 10 s old is forgotten at a pruning, unless a query by
-/// a number no answer tied yet was sent less than 10 s after it: an answer tying the
-/// number to the Payment later shows the two as queries of one object, 5 s apart.
+/// a number no answer tied yet was sent less than 10 s from it (before or after): an
+/// answer tying the number to the Payment later shows the two as queries of one object.
+/// A number's query 15 s away keeps nothing.
 #[test]
 fn an_old_query_is_forgotten_unless_a_tie_may_pair_it() {
     let pay = Shape::One(IdKind::Payment);
-    for by_number in [false, true] {
+    for (by_number_at, kept) in [
+        (None, false),
+        (Some(25_000), true),
+        (Some(12_000), true),
+        (Some(5_000), false),
+    ] {
         let mut w = facts();
         let q = query(&mut w, "p1");
         let p1 = query_key(OWNER, &QueryObject::named_by(&q.endpoint).expect("a query"));
-        send(&mut w, 0, 1, q);
-        answer(&mut w, 1, 1, 200, r#"{"id":"p1"}"#, pay);
-        if by_number {
-            let endpoint = Endpoint::ListPayments {
+        let list = ApiRequest {
+            api_key: ApiKeyId(1),
+            idempotency_key: None,
+            endpoint: Endpoint::ListPayments {
                 merchant_order_no: "O-1".into(),
-            };
-            let list = ApiRequest {
-                api_key: ApiKeyId(1),
-                idempotency_key: None,
-                endpoint,
-            };
-            send(&mut w, 5_000, 2, list);
-            answer(
-                &mut w,
-                5_001,
-                2,
-                200,
-                r#"{"data":[]}"#,
-                Shape::List(IdKind::Payment),
-            );
+            },
+        };
+        let empty = (r#"{"data":[]}"#, Shape::List(IdKind::Payment));
+        let mut sends = vec![(20_000, 1, q, (r#"{"id":"p1"}"#, pay))];
+        sends.extend(by_number_at.map(|at| (at, 2, list, empty)));
+        sends.sort_by_key(|s| s.0);
+        for (at, id, request, (body, shape)) in sends {
+            send(&mut w, at, id, request);
+            answer(&mut w, at + 1, id, 200, body, shape);
         }
         for i in 0..PRUNE_EVERY as u32 {
-            let (at, other) = (20_000 * u64::from(i + 1), format!("q{i}"));
+            let (at, other) = (40_000 + 20_000 * u64::from(i), format!("q{i}"));
             let q = query(&mut w, &other);
             send(&mut w, at, 10 + i, q);
-            answer(
-                &mut w,
-                at + 1,
-                10 + i,
-                200,
-                &format!(r#"{{"id":"{other}"}}"#),
-                pay,
-            );
+            let body = format!(r#"{{"id":"{other}"}}"#);
+            answer(&mut w, at + 1, 10 + i, 200, &body, pay);
         }
-        assert_eq!(w.last_query.contains_key(&p1), by_number);
+        assert_eq!(w.last_query.contains_key(&p1), kept, "{by_number_at:?}");
         send(&mut w, 90_000_000, 3, create("c-1", "O-1", 100));
         let tied = r#"{"id":"p1","merchant_order_no":"O-1","status":"succeeded"}"#;
         answer(&mut w, 90_000_001, 3, 201, tied, pay);
-        let pair = w.closest_queries.as_deref().map(|[a, b]| (a.id, b.id));
-        let paired = by_number.then_some((RequestId(1), RequestId(2)));
-        assert_eq!(pair, paired, "by number: {by_number}");
+        let pair = w.closest_queries.as_deref().map(|[a, b]| {
+            let mut ids = [a.id, b.id];
+            ids.sort();
+            ids
+        });
+        let paired = kept.then_some([RequestId(1), RequestId(2)]);
+        assert_eq!(pair, paired, "{by_number_at:?}");
     }
 }
