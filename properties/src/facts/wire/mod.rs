@@ -249,13 +249,6 @@ impl WireFacts {
                 && later.seqs().0 > earlier.seqs().1)
     }
 
-    /// Facts that forget a scope, a key and its parameters `window` after their send:
-    /// no later request is judged against them (the judges pass RET-01's retention).
-    pub fn keeping(mut self, window: Millis) -> Self {
-        self.keep_for = window;
-        self
-    }
-
     /// Requests whose key names no owner and that were not refused for authentication
     /// (still open, unanswered, or answered otherwise): the part of the source whose
     /// scope is unknown.

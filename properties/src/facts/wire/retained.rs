@@ -55,6 +55,13 @@ impl WireFacts {
         }
     }
 
+    /// Facts that forget a scope, a key and its parameters `window` after their send:
+    /// no later request is judged against them (the judges pass RET-01's retention).
+    pub fn keeping(mut self, window: Millis) -> Self {
+        self.keep_for = window;
+        self
+    }
+
     /// Forgets what no later request can be judged against: scopes, keys and their
     /// parameters past the window the judge set (RET-01: the platform forgot them too),
     /// Retry-Afters that ended, a last query sent 10 s before `now` unless an untied
