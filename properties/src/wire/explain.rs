@@ -12,21 +12,21 @@ pub fn params(p: &WireParams) -> String {
     let fields = match p {
         WireParams::None => return "no parameters".into(),
         WireParams::Order {
-            merchant_order_no: a,
+            merchant_order_no,
             amount,
-            currency: c,
+            currency,
         } => [
-            ("merchant_order_no", t(a)),
+            ("merchant_order_no", t(merchant_order_no)),
             ("amount", n(amount)),
-            ("currency", t(c)),
+            ("currency", t(currency)),
         ],
         WireParams::Refund {
-            payment_id: a,
-            merchant_refund_no: b,
+            payment_id,
+            merchant_refund_no,
             amount,
         } => [
-            ("payment_id", t(a)),
-            ("merchant_refund_no", t(b)),
+            ("payment_id", t(payment_id)),
+            ("merchant_refund_no", t(merchant_refund_no)),
             ("amount", n(amount)),
         ],
     };
