@@ -188,18 +188,14 @@ fn combined(model: &PresetModel, world: &World) -> bool {
 
 /// Applies a preset's setup choices.
 pub fn initial_state(preset: &Preset) -> Result<World, CheckError> {
-    let mut world = World::new(&preset.config);
-    for (i, choice) in preset.setup.iter().enumerate() {
-        world
-            .apply(&preset.config, choice, None)
-            .map_err(|error| CheckError::Setup {
-                preset: preset.name.to_string(),
-                step: i + 1,
-                choice: choice.clone(),
-                error,
-            })?;
-    }
-    Ok(world)
+    preset
+        .initial_state()
+        .map_err(|(step, error)| CheckError::Setup {
+            preset: preset.name.to_string(),
+            step,
+            choice: preset.setup[step - 1].clone(),
+            error,
+        })
 }
 
 /// `fn(&PresetModel, &World) -> bool` for property `I` of the registry: stateright takes

@@ -186,6 +186,18 @@ pub(crate) fn paid(key: &str, decision: AcquirerDecision) -> Vec<Step> {
 }
 
 impl Preset {
+    /// The world after the preset's setup, or the first setup choice (counted from 1)
+    /// that does not apply to it and why.
+    pub fn initial_state(&self) -> Result<World, (usize, payhub_sim::ApplyError)> {
+        let mut world = World::new(&self.config);
+        for (i, choice) in self.setup.iter().enumerate() {
+            world
+                .apply(&self.config, choice, None)
+                .map_err(|error| (i + 1, error))?;
+        }
+        Ok(world)
+    }
+
     /// A preset of `config` (its world named `name`) from its initial state, exploring
     /// up to `horizon`, built to exercise no rule and to reach nothing in particular.
     pub(crate) fn new(

@@ -134,7 +134,7 @@ impl Preset {
             *knob.of(&mut probe.config.budget) = PLENTY;
         }
         let mut spent = Budget::default();
-        if let Ok(world) = crate::checker::initial_state(&probe) {
+        if let Ok(world) = probe.initial_state() {
             for &knob in Knob::FAULTS {
                 *knob.of(&mut spent) = PLENTY - knob.get(&world.budget);
             }
@@ -325,7 +325,7 @@ mod tests {
                     ..ScopeChange::default()
                 })
                 .unwrap();
-            assert!(crate::checker::initial_state(&q).is_ok(), "{name}");
+            assert!(q.initial_state().is_ok(), "{name}");
         }
     }
 
