@@ -331,7 +331,7 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     needs: DB_LEDGER,
     exercised_by: &[],
     predicate: Predicate::Always(|f| {
-        for ((_, order_no), payment) in f.client.canceled_orders.iter() {
+        for ((_, order_no), payment) in f.effects.history.closed.iter() {
             if f.money.captured(*payment) {
                 return Some(
                     Witnessed::new(format!(

@@ -2,6 +2,7 @@
 //! knows of their charges (UNIQ-01, UNIQ-02, ATTEMPT-01..05, RES-03, RES-06). Mirrors of
 //! the ground truth, updated from the store and acquirer observations of the stream.
 
+use super::note_first;
 use payhub_model::acquirer::ChargeState;
 use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{StoredAttempt, StoredPayment, What};
@@ -155,14 +156,12 @@ impl Attempts {
             What::PaymentStored { payment, stored } => {
                 let old = self.payments.insert(*payment, stored.clone());
                 // ATTEMPT-06: the fee-rate snapshot is the Payment's for good.
-                if let Some(o) = &old
-                    && o.fee_rate_bps != stored.fee_rate_bps
-                    && self.fee_changed.is_none()
-                {
-                    self.fee_changed = Some(FeeChanged {
+                if let Some(o) = &old {
+                    let (was, now) = (o.fee_rate_bps, stored.fee_rate_bps);
+                    note_first(&mut self.fee_changed, was != now, || FeeChanged {
                         payment: *payment,
-                        was: o.fee_rate_bps,
-                        now: stored.fee_rate_bps,
+                        was,
+                        now,
                         attempts: stored.attempts.len(),
                     });
                 }
