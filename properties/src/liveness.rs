@@ -147,12 +147,8 @@ fn not_known_in(
     order: &OrderSeen,
     end: StreamEnd,
 ) -> Option<String> {
-    let platform = |p| {
-        facts
-            .payments
-            .get(&p)
-            .map(|p: &crate::facts::resolution::PaymentSeen| (p.stored.status, p.stored.version))
-    };
+    let platform =
+        |p: PaymentId| (facts.payments.get(&p)).map(|p| (p.stored.status, p.stored.version));
     match end.healed_from {
         Some(_) => not_known(order_no, &order.shown, platform, HEALED),
         None => {

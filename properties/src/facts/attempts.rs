@@ -2,15 +2,13 @@
 //! knows of their charges (UNIQ-01, UNIQ-02, ATTEMPT-01..05, RES-03, RES-06). Mirrors of
 //! the ground truth, updated from the store and acquirer observations of the stream.
 
+use super::effects::OrderKey;
 use super::note_first;
 use payhub_model::acquirer::ChargeState;
 use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{StoredAttempt, StoredPayment, What};
 use payhub_model::{AttemptId, CowMap, CowSet, Environment, MerchantId, PaymentId, Text};
 use serde::Serialize;
-
-/// A merchant order number's scope: (merchant, environment, merchant_order_no).
-type OrderKey = (MerchantId, Environment, Text);
 
 /// The attempts family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]

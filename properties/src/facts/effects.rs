@@ -19,7 +19,8 @@ use payhub_model::{
 };
 use serde::Serialize;
 
-/// A business order as the platform scopes it: merchant, environment, order number.
+/// A business order as the platform scopes it: merchant, environment, order number
+/// (`merchant_order_no`'s scope).
 pub type OrderKey = (MerchantId, Environment, Text);
 
 /// History the effect properties need (see [`super::cadence`]'s module doc).

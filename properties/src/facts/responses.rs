@@ -324,28 +324,22 @@ impl Responses {
 
     fn move_flight(&mut self, what: &What, store: &Store<'_>) {
         match what {
-            What::Handled { .. } if self.created_now.is_some() => {
-                self.created_now = None;
-                self.move_flight_handled(what);
+            What::PaymentStored { payment, .. }
+                if !store.attempts.payments.contains_key(payment) =>
+            {
+                self.created_now = Some(*payment);
             }
-            What::PaymentStored { payment, .. } => {
-                if !store.attempts.payments.contains_key(payment) {
-                    self.created_now = Some(*payment);
-                }
-            }
-            _ => self.move_flight_handled(what),
-        }
-    }
-
-    fn move_flight_handled(&mut self, what: &What) {
-        match what {
             What::Handled {
                 id,
                 request,
                 owner,
                 handling,
                 ..
-            } if handling.answer.is_none() => {
+            } => {
+                self.created_now = None;
+                if handling.answer.is_some() {
+                    return;
+                }
                 let Some(scope) = ScopeKey::of(*owner, request) else {
                     return;
                 };
