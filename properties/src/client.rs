@@ -331,17 +331,10 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
     needs: DB_LEDGER,
     exercised_by: &[],
     predicate: Predicate::Always(|f| {
-        for ((_, order_no), payment) in f.client.canceled_orders.iter() {
-            if f.money.captured(*payment) {
-                return Some(
-                    Witnessed::new(format!(
-                        "order {order_no} is canceled for the merchant but {payment} was captured"
-                    ))
-                    .order(order_no)
-                    .payment(*payment),
-                );
-            }
-        }
-        None
+        let closed = &f.effects.history.closed;
+        let ((_, order_no), payment) = closed.iter().find(|(_, p)| f.money.captured(**p))?;
+        let found =
+            format!("order {order_no} is canceled for the merchant but {payment} was captured");
+        Some(Witnessed::new(found).order(order_no).payment(*payment))
     }),
 };

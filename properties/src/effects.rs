@@ -90,10 +90,7 @@ pub const PENDING_UNTIL_FINAL: Property = Property {
     needs: DB_PLATFORM,
     exercised_by: &[],
     predicate: Predicate::Always(|f| {
-        f.effects.final_on_open.as_ref().map(|c| {
-            let shown = "was held paid or failed";
-            closing(c, shown)
-        })
+        (f.effects.final_on_open.as_ref()).map(|c| closing(c, "was held paid or failed"))
     }),
 };
 

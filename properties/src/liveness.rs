@@ -147,12 +147,8 @@ fn not_known_in(
     order: &OrderSeen,
     end: StreamEnd,
 ) -> Option<String> {
-    let platform = |p| {
-        facts
-            .payments
-            .get(&p)
-            .map(|p: &crate::facts::resolution::PaymentSeen| (p.stored.status, p.stored.version))
-    };
+    let platform =
+        |p: PaymentId| (facts.payments.get(&p)).map(|p| (p.stored.status, p.stored.version));
     match end.healed_from {
         Some(_) => not_known(order_no, &order.shown, platform, HEALED),
         None => {
@@ -313,15 +309,18 @@ pub fn window_ran(
 /// SCHED-01 from the contract's numbers: every query time of a window opened at `anchor`
 /// (10 s … 1 h, then every 4 hours while within 24 hours).
 fn contract_query_times(anchor: Millis) -> impl Iterator<Item = Millis> {
-    let last = crate::cadence::last_scheduled_query();
-    let fixed = Contract::QUERY_OFFSETS.to_vec();
-    let mut at = *fixed.last().expect("offsets");
-    let mut steps = Vec::new();
-    while at.after(Contract::QUERY_EVERY) <= last {
-        at = at.after(Contract::QUERY_EVERY);
-        steps.push(at);
-    }
-    fixed.into_iter().chain(steps).map(move |o| anchor.after(o))
+    let (fixed, last) = (
+        Contract::QUERY_OFFSETS,
+        crate::cadence::last_scheduled_query(),
+    );
+    let every = |t: &Millis| Some(t.after(Contract::QUERY_EVERY));
+    let steps = std::iter::successors(fixed.last().and_then(every), every);
+    let steps = steps.take_while(move |t| *t <= last);
+    fixed
+        .iter()
+        .copied()
+        .chain(steps)
+        .map(move |o| anchor.after(o))
 }
 
 /// A-CLIENT-AFTER-24H for a confirming order that names no Payment (every answer was

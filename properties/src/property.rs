@@ -112,6 +112,13 @@ impl Property {
         self.witnessed(facts).map(|f| f.detail)
     }
 
+    /// [`Property::judge`] as the simulator's [`Violation`].
+    pub fn violation(&self, facts: &Facts) -> Option<Violation> {
+        let detail = self.judge(facts)?;
+        let property = self.name.to_owned();
+        Some(Violation { property, detail })
+    }
+
     /// For `sometimes`: whether these facts reach it. For `always`: whether it holds
     /// (a property over the wire alone reads no [`Facts`]: it holds here).
     pub fn holds_in(&self, facts: &Facts) -> bool {
@@ -151,9 +158,6 @@ pub struct OneCheck<'a> {
 
 impl Check<Facts> for OneCheck<'_> {
     fn check(&mut self, world: &World) -> Option<Violation> {
-        self.property.judge(&world.facts).map(|detail| Violation {
-            property: self.property.name.to_owned(),
-            detail,
-        })
+        self.property.violation(&world.facts)
     }
 }

@@ -123,11 +123,7 @@ pub struct AlwaysCheck<'a> {
 
 impl Check<Facts> for AlwaysCheck<'_> {
     fn check(&mut self, world: &World) -> Option<Violation> {
-        PROPERTIES.iter().filter(|p| p.over_facts()).find_map(|p| {
-            p.judge(&world.facts).map(|detail| Violation {
-                property: p.name.to_owned(),
-                detail,
-            })
-        })
+        let mut over_facts = PROPERTIES.iter().filter(|p| p.over_facts());
+        over_facts.find_map(|p| p.violation(&world.facts))
     }
 }

@@ -480,22 +480,15 @@ pub const NO_CAPTURE_BEHIND_A_CLOSED_PAYMENT: Property = Property {
     needs: PLATFORM_LEDGER,
     exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
-        for (id, p) in f.attempts.payments.iter() {
+        let (id, p) = f.attempts.payments.iter().find(|(id, p)| {
             let closed = matches!(
                 p.status,
                 PaymentStatus::Failed | PaymentStatus::Canceled | PaymentStatus::Expired
             );
-            if closed && f.money.captured(*id) {
-                return Some(
-                    Witnessed::new(format!(
-                        "{id} is {} but the ledger captured it",
-                        p.status.as_str()
-                    ))
-                    .payment(*id),
-                );
-            }
-        }
-        None
+            closed && f.money.captured(**id)
+        })?;
+        let found = format!("{id} is {} but the ledger captured it", p.status.as_str());
+        Some(Witnessed::new(found).payment(*id))
     }),
 };
 
@@ -507,15 +500,10 @@ pub const SUCCEEDED_IS_CAPTURED: Property = Property {
     needs: PLATFORM_LEDGER,
     exercised_by: CHARGES,
     predicate: Predicate::Always(|f| {
-        for (id, p) in f.attempts.payments.iter() {
-            if p.status == PaymentStatus::Succeeded && !f.money.captured(*id) {
-                return Some(
-                    Witnessed::new(format!("{id} is succeeded but the ledger has no capture"))
-                        .payment(*id),
-                );
-            }
-        }
-        None
+        let (id, _) = (f.attempts.payments.iter())
+            .find(|(id, p)| p.status == PaymentStatus::Succeeded && !f.money.captured(**id))?;
+        let found = format!("{id} is succeeded but the ledger has no capture");
+        Some(Witnessed::new(found).payment(*id))
     }),
 };
 

@@ -2,14 +2,13 @@
 //! knows of their charges (UNIQ-01, UNIQ-02, ATTEMPT-01..05, RES-03, RES-06). Mirrors of
 //! the ground truth, updated from the store and acquirer observations of the stream.
 
+use super::effects::OrderKey;
+use super::note_first;
 use payhub_model::acquirer::ChargeState;
 use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{StoredAttempt, StoredPayment, What};
 use payhub_model::{AttemptId, CowMap, CowSet, Environment, MerchantId, PaymentId, Text};
 use serde::Serialize;
-
-/// A merchant order number's scope: (merchant, environment, merchant_order_no).
-type OrderKey = (MerchantId, Environment, Text);
 
 /// The attempts family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
@@ -155,14 +154,12 @@ impl Attempts {
             What::PaymentStored { payment, stored } => {
                 let old = self.payments.insert(*payment, stored.clone());
                 // ATTEMPT-06: the fee-rate snapshot is the Payment's for good.
-                if let Some(o) = &old
-                    && o.fee_rate_bps != stored.fee_rate_bps
-                    && self.fee_changed.is_none()
-                {
-                    self.fee_changed = Some(FeeChanged {
+                if let Some(o) = &old {
+                    let (was, now) = (o.fee_rate_bps, stored.fee_rate_bps);
+                    note_first(&mut self.fee_changed, was != now, || FeeChanged {
                         payment: *payment,
-                        was: o.fee_rate_bps,
-                        now: stored.fee_rate_bps,
+                        was,
+                        now,
                         attempts: stored.attempts.len(),
                     });
                 }

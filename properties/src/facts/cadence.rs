@@ -9,10 +9,10 @@
 //!   and longest wait before each try, the earliest end of a query schedule, the slowest
 //!   upstream verification; and first witnesses where no number decides (a query after
 //!   a final status, manual_review before any verification);
-//! - **what each client node is handling** ([`ClientInputs`]): the answer delivered to it
-//!   or its timeout, replaced by every such input, so that a decision is judged against
-//!   the input it answers (a retry after a 429 with Retry-After is timed by it, others by
-//!   the backoff);
+//! - **what each client node is handling** ([`ClientInputs`], kept by the effects family
+//!   and read here): the answer delivered to it or its timeout, replaced by every such
+//!   input, so that a decision is judged against the input it answers (a retry after a
+//!   429 with Retry-After is timed by it, others by the backoff);
 //! - **history** ([`History`]): when each order was created, which database a node
 //!   writes, which Payments a database holds as final, when the platform last queried
 //!   each attempt upstream.
@@ -26,6 +26,7 @@
 //! Now a verdict is a function of the state, whatever the search order or thread count.
 
 use super::attempts::Attempts;
+use super::note_first;
 use payhub_model::acquirer::UpstreamCall;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::What;
@@ -127,10 +128,9 @@ pub struct History {
 /// The cadence family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Cadence {
-    /// Each in its own copy-on-write box: an event that changes one part of the family
-    /// copies neither (their ordered maps were deep-copied and freed with every change
-    /// of the family, a third of the checker's instructions at the time).
-    pub inputs: Shared<ClientInputs>,
+    /// In its own copy-on-write box: an event that changes the rest of the family does
+    /// not copy it (its ordered maps were deep-copied and freed with every change of the
+    /// family, a third of the checker's instructions at the time).
     pub history: Shared<History>,
     /// The shortest timeout each client node sent with a request of each kind the
     /// contract names a minimum for (TIMEOUT-01).
@@ -265,6 +265,23 @@ fn waits_upstream(
         )
 }
 
+/// RETRY-02: whether a try scheduled while a node handles `input` follows a failed try.
+/// What the reference code retries: a timeout, 429, 5xx, and the in-flight 409s
+/// (A-CLIENT-INFLIGHT-409); a 429 carrying Retry-After is timed by it instead (RATE-03).
+/// A try scheduled on any other answer (a lookup that found nothing, QUERY-06) follows no
+/// failed try.
+fn follows_failure(input: Option<Input>) -> bool {
+    match input {
+        Some(Input::Answer {
+            status: 429,
+            retry_after_s: Some(_),
+        }) => false,
+        Some(Input::Timeout) => true,
+        Some(Input::Answer { status, .. }) => status == 429 || status == 409 || status >= 500,
+        None => false,
+    }
+}
+
 /// SCHED-01: "On entering succeeded / failed / canceled / expired … stop".
 fn is_final(status: Option<PaymentStatus>) -> bool {
     status.is_some_and(PaymentStatus::is_terminal)
@@ -274,7 +291,6 @@ impl Cadence {
     /// Whether `what` may change this family.
     pub(super) fn changes(&self, what: &What) -> bool {
         match what {
-            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.changed_by(what),
             What::ClientSends { held, .. } => !held || what.is_held_confirm(),
             What::ClientDecided { decision, .. } => matches!(
                 decision,
@@ -301,7 +317,14 @@ impl Cadence {
         }
     }
 
-    pub(super) fn observe(&mut self, at: Millis, what: &What, attempts: &Attempts) {
+    /// `inputs`: what each client node is handling (the effects family's).
+    pub(super) fn observe(
+        &mut self,
+        at: Millis,
+        what: &What,
+        attempts: &Attempts,
+        inputs: &ClientInputs,
+    ) {
         match what {
             // The periods a compressed jump skipped are not the platform's: its queries
             // count as made up to the jump's end.
@@ -310,7 +333,6 @@ impl Cadence {
                     *t = (*t).max(*to);
                 }
             }
-            What::Delivered { .. } | What::TimedOut { .. } => self.inputs.observe(what),
             What::ClientSends {
                 node,
                 request,
@@ -362,7 +384,9 @@ impl Cadence {
                 decision,
                 ..
             } => match decision {
-                Decision::RetryScheduled { try_no, at: due } => {
+                Decision::RetryScheduled { try_no, at: due }
+                    if follows_failure(inputs.of(*node)) =>
+                {
                     self.on_retry(at, *node, subject, *try_no, *due)
                 }
                 Decision::ScheduleEnded => self.on_schedule_end(at, *node, subject),
@@ -431,9 +455,7 @@ impl Cadence {
     fn on_sync_wait(&mut self, wait: SyncWait) {
         let (least, most) = crate::cadence::sync_wait_window();
         let off = wait.waited < least || wait.waited > most;
-        if off && self.sync_wait_off.is_none() {
-            self.sync_wait_off = Some(wait);
-        }
+        note_first(&mut self.sync_wait_off, off, || wait);
     }
 
     /// RES-03: manual_review means the automatic window ran: the platform queried the
@@ -443,13 +465,13 @@ impl Cadence {
             return;
         }
         let verified = attempt.is_some_and(|a| self.history.queried.contains_key(&a));
-        if !verified && self.early_manual_review.is_none() {
-            self.early_manual_review = Some(Box::new(EarlyManualReview {
+        note_first(&mut self.early_manual_review, !verified, || {
+            Box::new(EarlyManualReview {
                 payment,
                 attempt,
                 at,
-            }));
-        }
+            })
+        });
     }
 
     /// TIMEOUT-01 names a minimum for queries and for creates and confirms: the
@@ -480,13 +502,16 @@ impl Cadence {
             .final_payments
             .iter()
             .find(|(p, (d, o))| db.is_none_or(|db| db == *d) && queried(**p, *d, o));
-        if let (Some((payment, (_, order))), None) = (held, &self.query_after_final) {
-            self.query_after_final = Some(Box::new(QueryAfterFinal {
-                node,
-                payment: *payment,
-                order: order.clone(),
-                at,
-            }));
+        if let Some((payment, (_, order))) = held {
+            note_first(&mut self.query_after_final, true, || {
+                let (payment, order) = (*payment, order.clone());
+                Box::new(QueryAfterFinal {
+                    node,
+                    payment,
+                    order,
+                    at,
+                })
+            });
         }
     }
 
@@ -495,20 +520,7 @@ impl Cadence {
     /// number. A retry after a 429 carrying Retry-After is timed by it instead (RATE-03),
     /// and judged by `client-honours-retry-after`.
     fn on_retry(&mut self, now: Millis, node: u8, subject: &Subject, try_no: u32, due: Millis) {
-        let failed = match self.inputs.of(node) {
-            // RATE-03 times it.
-            Some(Input::Answer {
-                status: 429,
-                retry_after_s: Some(_),
-            }) => false,
-            // What the reference code retries: a timeout, 429, 5xx, and the in-flight 409s
-            // (A-CLIENT-INFLIGHT-409). A try scheduled on any other answer (a lookup that
-            // found nothing, QUERY-06) follows no failed try.
-            Some(Input::Timeout) => true,
-            Some(Input::Answer { status, .. }) => status == 429 || status == 409 || status >= 500,
-            None => false,
-        };
-        if !failed || try_no < 2 {
+        if try_no < 2 {
             return;
         }
         let delay = due.since(now);

@@ -1,12 +1,14 @@
 //! Merchant clients: the keys and parameters they sent, per submission, order and
-//! endpoint, what they were answered, and what their databases hold (GEN-04, GEN-05,
-//! UNKNOWN-03, UNKNOWN-04, ATTEMPT-07, WEBHOOK-02, CANCEL-02).
+//! endpoint, what they were answered, and the versions their databases apply (GEN-04,
+//! GEN-05, UNKNOWN-03, UNKNOWN-04, ATTEMPT-07, WEBHOOK-02). The orders they hold closed
+//! (CANCEL-02) are the effects family's.
 
 use super::money::{SafeParams, safety_parameters};
+use super::note_first;
 use payhub_model::event::{Owner, Route, ScopeKey, StoredOrder, SubmissionRef, What};
 use payhub_model::{
     ApiRequest, ApiResponse, CowMap, Endpoint, Environment, ErrorCode, Json, MerchantId, Method,
-    PaymentId, PaymentStatus, RequestId, Text,
+    RequestId, Text,
 };
 use serde::Serialize;
 
@@ -17,9 +19,6 @@ pub struct Clients {
     pub submission_keys: CowMap<(u8, Text, u32), Text>,
     /// The first business submission sent under a second key.
     pub second_key: Option<SubmissionRef>,
-    /// The orders merchant databases hold as closed (canceled or expired), with their
-    /// Payment (a mirror).
-    pub canceled_orders: CowMap<(u8, Text), PaymentId>,
     /// The first order whose applied version of the same Payment went down.
     pub version_regressed: Option<(u8, Text)>,
     /// The endpoint (method and path) each client key was first sent on, per merchant
@@ -83,18 +82,6 @@ fn went_back(was: &StoredOrder, now: &StoredOrder) -> bool {
     was.payment_id == now.payment_id && now.version < was.version
 }
 
-/// The Payment of an order held as canceled.
-/// The Payment of an order its database holds as closed: canceled or expired (an
-/// expired order is closed as surely as a canceled one, and as wrongly if captured).
-fn canceled(order: &StoredOrder) -> Option<PaymentId> {
-    matches!(
-        order.status,
-        Some(PaymentStatus::Canceled | PaymentStatus::Expired)
-    )
-    .then_some(order.payment_id)
-    .flatten()
-}
-
 impl Clients {
     /// Whether `what` may change this family (asked before the shared facts are copied).
     pub(super) fn changes(&self, what: &What) -> bool {
@@ -128,8 +115,7 @@ impl Clients {
             }
             What::OrderStored { was, stored, .. } => {
                 let regressed = was.as_ref().is_some_and(|w| went_back(w, stored));
-                (regressed && self.version_regressed.is_none())
-                    || canceled(stored) != was.as_ref().and_then(canceled)
+                regressed && self.version_regressed.is_none()
             }
             _ => false,
         }
@@ -163,13 +149,12 @@ impl Clients {
                     });
                 }
                 let in_progress = response.error_code() == Some(ErrorCode::PaymentInProgress);
-                if route.awaited
-                    && !route.edge_500
-                    && in_progress
-                    && self.card_retry_in_progress.is_none()
-                {
-                    self.card_retry_in_progress = Some(*id);
-                }
+                let awaited = route.awaited && !route.edge_500;
+                note_first(
+                    &mut self.card_retry_in_progress,
+                    awaited && in_progress,
+                    || *id,
+                );
             }
             What::OrderStored {
                 db,
@@ -204,27 +189,16 @@ impl Clients {
     /// key of a submission already sent under one).
     fn on_submission_key(&mut self, s: &SubmissionRef, key: Option<&Text>) {
         let id = (s.db, s.order.clone(), s.seq);
-        let Some(key) = key else {
-            if self.submission_keys.contains_key(&id) && self.second_key.is_none() {
-                self.second_key = Some(s.clone());
-            }
-            return;
-        };
-        match self.submission_keys.get(&id) {
-            Some(first) if first != key => {
-                if self.second_key.is_none() {
-                    self.second_key = Some(s.clone());
-                }
-            }
-            Some(_) => {}
-            None => {
-                self.submission_keys.insert(id, key.clone());
-            }
+        let first = self.submission_keys.get(&id);
+        let second = first.is_some_and(|first| key.is_none_or(|key| first != key));
+        note_first(&mut self.second_key, second, || s.clone());
+        if let (None, Some(key)) = (first, key) {
+            self.submission_keys.insert(id, key.clone());
         }
     }
 
     /// WEBHOOK-02: versions are per object; an order re-pointed to another Payment
-    /// starts over. CANCEL-02 needs the orders held as canceled.
+    /// starts over.
     fn on_order_stored(
         &mut self,
         db: u8,
@@ -232,19 +206,10 @@ impl Clients {
         was: Option<&StoredOrder>,
         stored: &StoredOrder,
     ) {
-        let key = (db, order_no.clone());
-        if was.is_some_and(|was| went_back(was, stored)) && self.version_regressed.is_none() {
-            self.version_regressed = Some(key.clone());
-        }
-        match canceled(stored) {
-            Some(payment) => {
-                self.canceled_orders.insert(key, payment);
-            }
-            None if self.canceled_orders.contains_key(&key) => {
-                self.canceled_orders.remove(&key);
-            }
-            None => {}
-        }
+        let regressed = was.is_some_and(|was| went_back(was, stored));
+        note_first(&mut self.version_regressed, regressed, || {
+            (db, order_no.clone())
+        });
     }
 
     /// GEN-05, UNKNOWN-03, UNKNOWN-04 for a request a client sends.
@@ -262,24 +227,17 @@ impl Clients {
             (merchant, environment, key.clone()),
             || (method, path.clone()),
         );
-        if (first.0 != method || first.1 != path) && self.key_on_two_endpoints.is_none() {
-            let first = first.clone();
-            self.key_on_two_endpoints = Some(Box::new(KeyOnTwoEndpoints {
-                key: key.clone(),
-                first,
-                then: (method, path),
-            }));
-        }
+        let moved = first.0 != method || first.1 != path;
+        note_first(&mut self.key_on_two_endpoints, moved, || {
+            let (key, first, then) = (key.clone(), first.clone(), (method, path));
+            Box::new(KeyOnTwoEndpoints { key, first, then })
+        });
         let params = safety_parameters(&request.endpoint);
         let first = first_or_insert(&mut self.client_params, scope.clone(), || params.clone());
-        if *first != params && self.params_changed_under_key.is_none() {
-            let first = first.clone();
-            self.params_changed_under_key = Some(Box::new(ParamsChanged {
-                scope,
-                first,
-                then: params,
-            }));
-        }
+        note_first(&mut self.params_changed_under_key, *first != params, || {
+            let (first, then) = (first.clone(), params);
+            Box::new(ParamsChanged { scope, first, then })
+        });
         if let Endpoint::CreatePayment {
             body: Json::Parsed(b),
         } = &request.endpoint
@@ -290,14 +248,10 @@ impl Clients {
                     (merchant, environment, order.clone()),
                     || key.clone(),
                 );
-                if *first != key && self.order_rekeyed.is_none() {
-                    let first = first.clone();
-                    self.order_rekeyed = Some(Box::new(OrderRekeyed {
-                        order: order.clone(),
-                        first,
-                        then: key,
-                    }));
-                }
+                note_first(&mut self.order_rekeyed, *first != key, || {
+                    let (order, first, then) = (order.clone(), first.clone(), key);
+                    Box::new(OrderRekeyed { order, first, then })
+                });
             }
         }
     }

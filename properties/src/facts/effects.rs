@@ -10,6 +10,7 @@
 
 use super::attempts::Attempts;
 use super::cadence::{ClientInputs, Input};
+use super::note_first;
 use payhub_model::client::{Decision, ObjectState, PayerMessage, Subject};
 use payhub_model::event::{StoredOrder, What};
 use payhub_model::{CowMap, Shared};
@@ -18,7 +19,8 @@ use payhub_model::{
 };
 use serde::Serialize;
 
-/// A business order as the platform scopes it: merchant, environment, order number.
+/// A business order as the platform scopes it: merchant, environment, order number
+/// (`merchant_order_no`'s scope).
 pub type OrderKey = (MerchantId, Environment, Text);
 
 /// History the effect properties need (see [`super::cadence`]'s module doc).
@@ -37,7 +39,8 @@ pub struct EffectHistory {
 /// The effects family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Effects {
-    /// Each in its own copy-on-write box, as the cadence family's.
+    /// Each in its own copy-on-write box, as the cadence family's history; `inputs` is
+    /// read by the cadence family too.
     pub inputs: Shared<ClientInputs>,
     pub history: Shared<EffectHistory>,
     /// The first order fulfilled a second time.
@@ -78,6 +81,27 @@ pub struct Closing {
     pub at: Millis,
 }
 
+impl Closing {
+    /// Order `order` of database `db` closed on `payment` at `at`, as the store holds it.
+    fn boxed(
+        db: u8,
+        order: &Text,
+        payment: PaymentId,
+        attempts: &Attempts,
+        at: Millis,
+    ) -> Box<Self> {
+        let status = attempts.payments.get(&payment).map(|p| p.status);
+        let order = order.clone();
+        Box::new(Closing {
+            db,
+            order,
+            payment,
+            status,
+            at,
+        })
+    }
+}
+
 /// Merchant-`node` showed `message` about `subject` while handling `input`: `why` it is
 /// off the table.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -89,6 +113,8 @@ pub struct WrongMessage {
     pub at: Millis,
 }
 
+/// The Payment of an order its database holds as closed: canceled or expired (an
+/// expired order is closed as surely as a canceled one, and as wrongly if captured).
 fn closed(order: &StoredOrder) -> Option<PaymentId> {
     matches!(
         order.status,
@@ -215,12 +241,9 @@ impl Effects {
                 at,
             })
         };
-        if status != PaymentStatus::Succeeded && self.fulfilled_unpaid.is_none() {
-            self.fulfilled_unpaid = Some(fulfilment());
-        }
-        if first.is_some() && self.fulfilled_twice.is_none() {
-            self.fulfilled_twice = Some(fulfilment());
-        }
+        let unpaid = status != PaymentStatus::Succeeded;
+        note_first(&mut self.fulfilled_unpaid, unpaid, fulfilment);
+        note_first(&mut self.fulfilled_twice, first.is_some(), fulfilment);
         self.history.fulfilled.entry(key.clone()).or_insert(payment);
         // Ever closed, not only closed now: a closing the database undid still closed it.
         let closing = self
@@ -228,14 +251,9 @@ impl Effects {
             .ever_closed
             .iter()
             .find(|((_, o), p)| order_key(attempts, **p, o).as_ref() == Some(&key));
-        if let (Some(((db, _), p)), None) = (closing, &self.fulfilled_and_closed) {
-            self.fulfilled_and_closed = Some(Box::new(Closing {
-                db: *db,
-                order: order.clone(),
-                payment: *p,
-                status: attempts.payments.get(p).map(|p| p.status),
-                at,
-            }));
+        if let Some(((db, _), p)) = closing {
+            (self.fulfilled_and_closed)
+                .get_or_insert_with(|| Closing::boxed(*db, order, *p, attempts, at));
         }
     }
 
@@ -258,15 +276,8 @@ impl Effects {
                 status,
                 Some(PaymentStatus::Processing | PaymentStatus::RequiresAction)
             );
-            if open && self.final_on_open.is_none() {
-                self.final_on_open = Some(Box::new(Closing {
-                    db,
-                    order: order.clone(),
-                    payment,
-                    status,
-                    at,
-                }));
-            }
+            let closing = || Closing::boxed(db, order, payment, attempts, at);
+            note_first(&mut self.final_on_open, open, closing);
         }
         let key = (db, order.clone());
         let Some(payment) = closed(stored) else {
@@ -277,31 +288,18 @@ impl Effects {
             return; // still closed
         }
         let status = attempts.payments.get(&payment).map(|p| p.status);
-        let closing = || {
-            Box::new(Closing {
-                db,
-                order: order.clone(),
-                payment,
-                status,
-                at,
-            })
-        };
+        let closing = || Closing::boxed(db, order, payment, attempts, at);
         let before = self.history.ever_closed.insert(key, payment);
-        if before.is_some() && self.closed_twice.is_none() {
-            self.closed_twice = Some(closing());
-        }
+        note_first(&mut self.closed_twice, before.is_some(), closing);
         let platform_closed = matches!(
             status,
             Some(PaymentStatus::Canceled | PaymentStatus::Expired)
         );
-        if status.is_some() && !platform_closed && self.closed_open.is_none() {
-            self.closed_open = Some(closing());
-        }
+        let open = status.is_some() && !platform_closed;
+        note_first(&mut self.closed_open, open, closing);
         let fulfilled = order_key(attempts, payment, order)
             .is_some_and(|k| self.history.fulfilled.contains_key(&k));
-        if fulfilled && self.fulfilled_and_closed.is_none() {
-            self.fulfilled_and_closed = Some(closing());
-        }
+        note_first(&mut self.fulfilled_and_closed, fulfilled, closing);
     }
 
     /// WORDING-01, WORDING-02: "temporarily unavailable" only on a 503, and first on it;
@@ -344,15 +342,16 @@ impl Effects {
     }
 
     fn wrong(&mut self, at: Millis, node: u8, subject: &Subject, shown: &str, why: &'static str) {
-        if self.wrong_message.is_none() {
-            self.wrong_message = Some(Box::new(WrongMessage {
+        self.wrong_message.get_or_insert_with(|| {
+            let (subject, shown) = (Text::format(format_args!("{subject}")), shown.into());
+            Box::new(WrongMessage {
                 node,
-                subject: Text::format(format_args!("{subject}")),
-                shown: shown.into(),
+                subject,
+                shown,
                 why,
                 at,
-            }));
-        }
+            })
+        });
     }
 }
 

@@ -61,33 +61,25 @@ pub struct Facts {
     pub traffic: Shared<traffic::Traffic>,
 }
 
-/// Which families an event changes, one flag per field of [`Facts`].
-#[derive(Clone, Copy, Debug, Default)]
-struct Changed {
-    money: bool,
-    attempts: bool,
-    refunds: bool,
-    queries: bool,
-    client: bool,
-    responses: bool,
-    cadence: bool,
-    effects: bool,
-    traffic: bool,
+macro_rules! changed {
+    ($($family:ident),*) => {
+        /// Which families an event changes, one flag per field of [`Facts`].
+        #[derive(Clone, Copy, Debug, Default)]
+        struct Changed {
+            $($family: bool,)*
+        }
+
+        impl Changed {
+            fn any(self) -> bool {
+                $(self.$family)||*
+            }
+        }
+    };
 }
 
-impl Changed {
-    fn any(self) -> bool {
-        self.money
-            || self.attempts
-            || self.refunds
-            || self.queries
-            || self.client
-            || self.responses
-            || self.cadence
-            || self.effects
-            || self.traffic
-    }
-}
+changed!(
+    money, attempts, refunds, queries, client, responses, cadence, effects, traffic
+);
 
 impl Facts {
     /// EFFECT-01's "the same purchase" as a merchant database files it: `payments` are
@@ -126,7 +118,7 @@ impl Facts {
             ),
             cadence: self.cadence.changes(what),
             effects: self.effects.changes(what),
-            traffic: self.traffic.changes(what),
+            traffic: self.traffic.changes(what, &self.cadence.history.node_db),
         }
     }
 
@@ -137,6 +129,14 @@ impl Facts {
             Facts::observe(&mut facts, e);
         }
         Facts::clone(&facts)
+    }
+}
+
+/// Keeps `witness()` in `slot` when `breach` and `slot` holds none yet: a family keeps the
+/// first witness of each breach and never replaces it.
+pub(crate) fn note_first<T>(slot: &mut Option<T>, breach: bool, witness: impl FnOnce() -> T) {
+    if breach && slot.is_none() {
+        *slot = Some(witness());
     }
 }
 
@@ -215,13 +215,13 @@ impl EventFold for Facts {
         }
         // After the attempts family: both read the platform's store as this event left it.
         if changed.cadence {
-            f.cadence.observe(at, what, &f.attempts);
+            f.cadence.observe(at, what, &f.attempts, &f.effects.inputs);
         }
         if changed.effects {
             f.effects.observe(at, what, &f.attempts);
         }
         if changed.traffic {
-            f.traffic.observe(what);
+            f.traffic.observe(what, &f.cadence.history.node_db);
         }
     }
 

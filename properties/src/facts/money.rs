@@ -4,6 +4,7 @@
 //! new business or say nothing executed is the properties' reading
 //! ([`crate::scope_answers`]); this family records the first request each finds.
 
+use super::note_first;
 use crate::scope_answers;
 use payhub_model::cow::{Derived, INDEX_PAST};
 use payhub_model::event::{BusinessOrder, Handling, Owner, Route, ScopeKey, What};
@@ -279,9 +280,11 @@ impl Money {
             && scope
                 .as_ref()
                 .is_some_and(|s| self.execution_of(now, s).is_some());
-        if (other_card || replay_charged) && self.charged_other_card.is_none() {
-            self.charged_other_card = Some(id);
-        }
+        note_first(
+            &mut self.charged_other_card,
+            other_card || replay_charged,
+            || id,
+        );
         // RET-01, A-CONFIRM-RETENTION: a confirm past its key's retention answered at
         // once, as not new business, charges nothing.
         let past_retention = scope.as_ref().is_some_and(|s| {
@@ -291,23 +294,16 @@ impl Money {
             .answer
             .as_ref()
             .is_some_and(ApiResponse::is_success);
-        if past_retention
-            && answered_at_once
-            && charges > 0
-            && matches!(request.endpoint, Endpoint::ConfirmPayment { .. })
-            && self.not_new_business_charged.is_none()
-        {
-            self.not_new_business_charged = Some(id);
-        }
+        let confirm = matches!(request.endpoint, Endpoint::ConfirmPayment { .. });
+        let breach = past_retention && answered_at_once && charges > 0 && confirm;
+        note_first(&mut self.not_new_business_charged, breach, || id);
         let rejected = handling
             .answer
             .as_ref()
             .is_some_and(scope_answers::executes_nothing);
         self.on_scope_answer(now, id, request, scope, handling);
         let executed = handling.store_changed || handling.new_record || !handling.calls.is_empty();
-        if rejected && executed && self.rejected_but_executed.is_none() {
-            self.rejected_but_executed = Some(id);
-        }
+        note_first(&mut self.rejected_but_executed, rejected && executed, || id);
     }
 
     /// RET-01: a key is protected for the retention period; a charge under it after
@@ -355,9 +351,8 @@ impl Money {
         handling: &Handling,
     ) {
         let answer = handling.answer.as_ref();
-        if about_other_payment(request, answer) && self.answered_other_payment.is_none() {
-            self.answered_other_payment = Some(id);
-        }
+        let other = about_other_payment(request, answer);
+        note_first(&mut self.answered_other_payment, other, || id);
         let Some(scope) = scope else {
             return;
         };
@@ -373,17 +368,10 @@ impl Money {
         }
         if let Some(answer) = answer {
             let params_differ = execution.as_ref().is_some_and(|p| *p != params);
-            if scope_answers::conflict_misjudged(answer, params_differ)
-                && self.conflict_misjudged.is_none()
-            {
-                self.conflict_misjudged = Some(id);
-            }
-            if scope_answers::as_new_business(answer)
-                && execution.is_some()
-                && self.replay_as_new_business.is_none()
-            {
-                self.replay_as_new_business = Some(id);
-            }
+            let misjudged = scope_answers::conflict_misjudged(answer, params_differ);
+            note_first(&mut self.conflict_misjudged, misjudged, || id);
+            let new_business = scope_answers::as_new_business(answer) && execution.is_some();
+            note_first(&mut self.replay_as_new_business, new_business, || id);
         }
         if executed && execution.is_none() {
             self.executions.insert(scope, (now.now, params));
@@ -406,17 +394,10 @@ impl Money {
             return;
         };
         self.waiting.remove(&id);
-        if scope_answers::conflict_misjudged(response, waiter.params_differ)
-            && self.conflict_misjudged.is_none()
-        {
-            self.conflict_misjudged = Some(id);
-        }
-        let about = about_payment(response);
-        if about.is_some_and(|p| waiter.named.is_some_and(|n| n != p))
-            && self.answered_other_payment.is_none()
-        {
-            self.answered_other_payment = Some(id);
-        }
+        let misjudged = scope_answers::conflict_misjudged(response, waiter.params_differ);
+        note_first(&mut self.conflict_misjudged, misjudged, || id);
+        let other = about_payment(response).is_some_and(|p| waiter.named.is_some_and(|n| n != p));
+        note_first(&mut self.answered_other_payment, other, || id);
     }
 
     /// An answer leaves the platform for the merchant that sent request `id`.
@@ -427,25 +408,21 @@ impl Money {
             .scope
             .as_ref()
             .is_some_and(|s| self.execution_of(now, s).is_some());
-        if scope_answers::as_new_business(response)
-            && executed
-            && self.replay_as_new_business.is_none()
-        {
-            self.replay_as_new_business = Some(id);
-        }
+        let new_business = scope_answers::as_new_business(response) && executed;
+        note_first(&mut self.replay_as_new_business, new_business, || id);
         if !response.is_success() {
             return;
         }
         let resource = resource_of(response);
-        if resource.is_some() && foreign(route) && self.foreign_object.is_none() {
-            self.foreign_object = Some(id);
-        }
+        note_first(
+            &mut self.foreign_object,
+            resource.is_some() && foreign(route),
+            || id,
+        );
         if let (Some(scope), Some(resource)) = (&route.scope, resource) {
             match self.objects_per_scope.get(scope) {
                 Some((seen, since)) if now.keeps(*since) => {
-                    if *seen != resource && self.replay_mismatch.is_none() {
-                        self.replay_mismatch = Some(id);
-                    }
+                    note_first(&mut self.replay_mismatch, *seen != resource, || id)
                 }
                 Some(_) => {
                     self.replay_after_retention = true;
@@ -595,7 +572,7 @@ fn foreign(route: &Route) -> bool {
 }
 
 /// The Payment a request names in its path (confirm, cancel, GET) or body (refund).
-fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
+pub(crate) fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
     match endpoint {
         Endpoint::ConfirmPayment { payment_id, .. }
         | Endpoint::CancelPayment { payment_id }

@@ -1,6 +1,7 @@
 //! Answers, rules and the schedule: every (status, error code) answered, every rule that
 //! decided something, and when clients queried and retried (SCHED-02, RATE-03).
 
+use super::note_first;
 use super::query_object::{self, QueryObject, ties};
 use payhub_model::event::{Owner, ScopeKey, What};
 use payhub_model::{
@@ -284,16 +285,15 @@ impl Queries {
         let Some(scope) = ScopeKey::of(owner, request) else {
             return;
         };
-        if let Some(until) = self.retry_not_before.get(&(node, scope.clone())) {
-            if now < *until && self.retry_after_ignored.is_none() {
-                let until = *until;
-                self.retry_after_ignored = Some(Box::new(EarlyRetry {
+        if let Some(until) = self.retry_not_before.get(&(node, scope.clone())).copied() {
+            note_first(&mut self.retry_after_ignored, now < until, || {
+                Box::new(EarlyRetry {
                     node,
                     scope,
                     at: now,
                     until,
-                }));
-            }
+                })
+            });
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Refunds: how often each reached the upstream, and what the platform's store holds of
 //! them (UNIQ-04, REFUND-01, REFUND-03, RET-03).
 
+use super::note_first;
 use payhub_model::event::{StoredRefund, What};
 use payhub_model::{CowMap, CowSet, RefundId, RefundStatus, UpstreamCall};
 use serde::Serialize;
@@ -56,11 +57,7 @@ impl Refunds {
 
     /// A-REFUND-REVIEW: a refund its review rejected is never sent upstream.
     fn judge_rejected(&mut self, refund: RefundId) {
-        if self.rejected_but_sent.is_none()
-            && self.rejected.contains(&refund)
-            && self.refund_calls.contains_key(&refund)
-        {
-            self.rejected_but_sent = Some(refund);
-        }
+        let sent = self.rejected.contains(&refund) && self.refund_calls.contains_key(&refund);
+        note_first(&mut self.rejected_but_sent, sent, || refund);
     }
 }

@@ -14,23 +14,30 @@ use super::Facts;
 use super::responses::Slot;
 use payhub_model::{RequestId, Shared};
 
+/// The money family's first witnesses of breaches, each a request: `&`, `&mut` or
+/// copied, as the prefix says.
+macro_rules! money_witnesses {
+    ($m:expr, $($by:tt)*) => {
+        [
+            $($by)* $m.rejected_but_executed,
+            $($by)* $m.replay_mismatch,
+            $($by)* $m.foreign_object,
+            $($by)* $m.charged_other_card,
+            $($by)* $m.conflict_misjudged,
+            $($by)* $m.replay_as_new_business,
+            $($by)* $m.answered_other_payment,
+        ]
+    };
+}
+
 /// The request ids of the facts: the exchanges the response facts follow (the one
 /// executing each scope, those waiting) and the first witnesses of breaches.
 pub(super) fn witnesses(facts: &Facts, out: &mut dyn FnMut(&RequestId)) {
     let m = &facts.money;
-    [
-        &m.rejected_but_executed,
-        &m.replay_mismatch,
-        &m.foreign_object,
-        &m.charged_other_card,
-        &m.conflict_misjudged,
-        &m.replay_as_new_business,
-        &m.answered_other_payment,
-        &facts.client.card_retry_in_progress,
-    ]
-    .into_iter()
-    .flatten()
-    .for_each(&mut *out);
+    let client = [&facts.client.card_retry_in_progress];
+    (money_witnesses!(m, &).into_iter().chain(client))
+        .flatten()
+        .for_each(&mut *out);
     m.waiting.keys().for_each(&mut *out);
     // RATE-03: the 429s still in the network, by exchange.
     facts
@@ -57,30 +64,10 @@ pub(super) fn witnesses(facts: &Facts, out: &mut dyn FnMut(&RequestId)) {
 pub(super) fn rename_witnesses(facts: &mut Shared<Facts>, rank: &impl Fn(RequestId) -> RequestId) {
     let facts: &mut Facts = facts;
     let m = &facts.money;
-    let money = [
-        m.rejected_but_executed,
-        m.replay_mismatch,
-        m.foreign_object,
-        m.charged_other_card,
-        m.conflict_misjudged,
-        m.replay_as_new_business,
-        m.answered_other_payment,
-    ];
-    if money.iter().any(Option::is_some) || !m.waiting.is_empty() {
+    if money_witnesses!(m,).iter().any(Option::is_some) || !m.waiting.is_empty() {
         let m = &mut *facts.money;
         m.waiting = m.waiting.iter().map(|(id, w)| (rank(*id), *w)).collect();
-        for id in [
-            &mut m.rejected_but_executed,
-            &mut m.replay_mismatch,
-            &mut m.foreign_object,
-            &mut m.charged_other_card,
-            &mut m.conflict_misjudged,
-            &mut m.replay_as_new_business,
-            &mut m.answered_other_payment,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for id in money_witnesses!(m, &mut).into_iter().flatten() {
             *id = rank(*id);
         }
     }

@@ -287,24 +287,17 @@ impl Resolution {
     }
 
     fn node_turns(&mut self, at: Millis, node: u8, up: bool) {
-        let Some(db) = self.db_of(node) else {
-            // A node of no known database: remembered, counted for none.
-            if up {
-                self.down.remove(&node);
-            } else {
-                self.down.insert(node);
-            }
-            return;
-        };
-        let was = self.db_up(db);
+        // A node of no known database: remembered, counted for none.
+        let was = self.db_of(node).map(|db| (db, self.db_up(db)));
         if up {
             self.down.remove(&node);
         } else {
             self.down.insert(node);
         }
-        let now = self.db_up(db);
-        if now != was {
-            self.uptime.push(DbUptime { at, db, up: now });
+        if let Some((db, was)) = was
+            && self.db_up(db) != was
+        {
+            self.uptime.push(DbUptime { at, db, up: !was });
         }
     }
 }

@@ -14,7 +14,7 @@
 use super::attempts::Attempts;
 use super::refunds::Refunds;
 use crate::responses::answers::judge;
-use payhub_model::event::{Handling, ScopeKey, StoredPayment, What};
+use payhub_model::event::{Handling, ScopeKey, StoredPayment, StoredRefund, What};
 use payhub_model::{
     ApiResponse, AttemptId, CowMap, CowSet, ErrorCode, PaymentId, PaymentStatus, PaymentView,
     RefundId, RefundStatus, RequestId, ResolutionStatus,
@@ -164,8 +164,9 @@ impl std::fmt::Display for Shown {
 }
 
 /// One misanswer: the request answered (if any), the answer's status and code, the
-/// Payment concerned, how it was shown and how the store held it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+/// Payment concerned, how it was shown and how the store held it. By default nothing:
+/// what a store change or a webhook is judged from (no request, no status).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Misanswer {
     pub request: Option<RequestId>,
     pub status: u16,
@@ -185,11 +186,7 @@ impl Misanswer {
             request,
             status: response.status,
             code: response.error_code(),
-            payment: None,
-            shown: None,
-            stored: None,
-            refund: None,
-            stored_refund: None,
+            ..Misanswer::default()
         }
     }
 
@@ -204,6 +201,19 @@ impl Misanswer {
             payment: Some(payment),
             shown,
             stored,
+            ..self
+        }
+    }
+
+    /// The same misanswer showing a refund (id, status, version), and as the store holds it.
+    pub fn showing_refund(
+        self,
+        shown: Option<(RefundId, RefundStatus, u32)>,
+        stored: Option<&StoredRefund>,
+    ) -> Misanswer {
+        Misanswer {
+            refund: shown,
+            stored_refund: stored.map(|s| (s.status, s.version)),
             ..self
         }
     }
@@ -314,28 +324,22 @@ impl Responses {
 
     fn move_flight(&mut self, what: &What, store: &Store<'_>) {
         match what {
-            What::Handled { .. } if self.created_now.is_some() => {
-                self.created_now = None;
-                self.move_flight_handled(what);
+            What::PaymentStored { payment, .. }
+                if !store.attempts.payments.contains_key(payment) =>
+            {
+                self.created_now = Some(*payment);
             }
-            What::PaymentStored { payment, .. } => {
-                if !store.attempts.payments.contains_key(payment) {
-                    self.created_now = Some(*payment);
-                }
-            }
-            _ => self.move_flight_handled(what),
-        }
-    }
-
-    fn move_flight_handled(&mut self, what: &What) {
-        match what {
             What::Handled {
                 id,
                 request,
                 owner,
                 handling,
                 ..
-            } if handling.answer.is_none() => {
+            } => {
+                self.created_now = None;
+                if handling.answer.is_some() {
+                    return;
+                }
                 let Some(scope) = ScopeKey::of(*owner, request) else {
                     return;
                 };

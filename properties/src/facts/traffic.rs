@@ -51,11 +51,13 @@ impl Density {
     }
 }
 
+/// The database each client node writes, as its submissions name it (the cadence
+/// family's history).
+type NodeDb = CowMap<u8, u8>;
+
 /// The traffic family.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Traffic {
-    /// The database each client node writes, as its submissions name it.
-    pub node_db: CowMap<u8, u8>,
     /// Openings per database (see the module doc).
     pub openings: CowMap<u8, u32>,
     /// The Payment each database holds for an order.
@@ -69,21 +71,22 @@ pub struct Traffic {
 
 impl Traffic {
     /// Whether `what` changes this family.
-    pub(super) fn changes(&self, what: &What) -> bool {
+    pub(super) fn changes(&self, what: &What, node_db: &NodeDb) -> bool {
         match what {
             What::ClientSends { held: false, .. } => true,
             What::OrderStored { stored, .. } => stored.payment_id.is_some(),
             What::Delivered { to, response, .. } => {
-                self.node_db.contains_key(to) && opens(response.status, response.error_code())
+                node_db.contains_key(to) && opens(response.status, response.error_code())
             }
             What::TimedOut { node, .. } | What::Commanded { node, .. } | What::Crashed { node } => {
-                self.node_db.contains_key(node)
+                node_db.contains_key(node)
             }
             _ => false,
         }
     }
 
-    pub(super) fn observe(&mut self, what: &What) {
+    /// `node_db` as the event left it.
+    pub(super) fn observe(&mut self, what: &What, node_db: &NodeDb) {
         match what {
             What::ClientSends {
                 node,
@@ -93,9 +96,6 @@ impl Traffic {
                 ..
             } => {
                 if let Some(s) = submission {
-                    if self.node_db.get(node) != Some(&s.db) {
-                        self.node_db.insert(*node, s.db);
-                    }
                     let openings = self.openings_of(s.db);
                     let key = (s.db, s.order.clone());
                     let rec = self.orders.get(&key).cloned().unwrap_or_default();
@@ -113,7 +113,7 @@ impl Traffic {
                     self.count(key, rec);
                     return;
                 }
-                let Some(db) = self.node_db.get(node).copied() else {
+                let Some(db) = node_db.get(node).copied() else {
                     return;
                 };
                 let order = match &request.endpoint {
@@ -143,7 +143,7 @@ impl Traffic {
                 }
             }
             What::Delivered { to, response, .. } => {
-                let db = self.node_db.get(to).copied();
+                let db = node_db.get(to).copied();
                 if let (Some(db), true) = (db, opens(response.status, response.error_code())) {
                     *self.openings.entry(db).or_default() += 1;
                 }
@@ -151,7 +151,7 @@ impl Traffic {
             What::TimedOut { node: to, .. }
             | What::Commanded { node: to, .. }
             | What::Crashed { node: to } => {
-                if let Some(db) = self.node_db.get(to).copied() {
+                if let Some(db) = node_db.get(to).copied() {
                     *self.openings.entry(db).or_default() += 1;
                 }
             }

@@ -223,10 +223,10 @@ fn judge_post_answer(
         let stored = store.refunds.refunds.get(&r.id);
         let current = stored.is_some_and(|s| s.status == r.status && s.version == r.version);
         if !current {
-            let mut m = miss();
-            m.refund = Some((r.id, r.status, r.version));
-            m.stored_refund = stored.map(|s| (s.status, s.version));
-            found(Slot::Stale, m);
+            found(
+                Slot::Stale,
+                miss().showing_refund(Some((r.id, r.status, r.version)), stored),
+            );
         }
     }
     let cancel = scope.path.ends_with("/cancel");

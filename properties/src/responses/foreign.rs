@@ -28,20 +28,6 @@ fn foreign_refund(store: &Store<'_>, to: Owner, id: RefundId) -> bool {
         .is_some_and(|r| Some((r.merchant, r.environment)) != to)
 }
 
-/// The misanswer names the refund shown (id, status, version) and what the store holds.
-fn show_refund(
-    m: &mut Misanswer,
-    store: &Store<'_>,
-    shown: (RefundId, payhub_model::RefundStatus, u32),
-) {
-    m.refund = Some(shown);
-    m.stored_refund = store
-        .refunds
-        .refunds
-        .get(&shown.0)
-        .map(|s| (s.status, s.version));
-}
-
 /// A list answer to a request of `to` shows another owner's Payment or refund.
 pub(super) fn judge_foreign_list(
     id: RequestId,
@@ -66,8 +52,8 @@ pub(super) fn judge_foreign_list(
         }
         ResponseBody::Refunds { data } => {
             if let Some(r) = data.iter().find(|r| foreign_refund(store, to, r.id)) {
-                let mut m = miss();
-                show_refund(&mut m, store, (r.id, r.status, r.version));
+                let stored = store.refunds.refunds.get(&r.id);
+                let m = miss().showing_refund(Some((r.id, r.status, r.version)), stored);
                 found(Slot::Foreign, m);
             }
         }
@@ -82,26 +68,21 @@ pub(super) fn judge_foreign_webhook(
     found: &mut dyn FnMut(Slot, Misanswer),
 ) {
     let to = Some((event.merchant, event.environment));
-    let mut m = Misanswer {
-        request: None,
-        status: 0,
-        code: None,
-        payment: None,
-        shown: None,
-        stored: None,
-        refund: None,
-        stored_refund: None,
-    };
+    let m = Misanswer::default();
     match &event.object {
         WebhookObject::Payment(p) if foreign_payment(store, to, p.id) => {
-            m.payment = Some(p.id);
-            m.shown = Some(Shown::of_view(p));
-            m.stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
-            found(Slot::Foreign, m);
+            let stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
+            found(
+                Slot::Foreign,
+                m.about(p.id, Some(Shown::of_view(p)), stored),
+            );
         }
         WebhookObject::Refund(r) if foreign_refund(store, to, r.id) => {
-            show_refund(&mut m, store, (r.id, r.status, r.version));
-            found(Slot::Foreign, m);
+            let stored = store.refunds.refunds.get(&r.id);
+            found(
+                Slot::Foreign,
+                m.showing_refund(Some((r.id, r.status, r.version)), stored),
+            );
         }
         _ => {}
     }

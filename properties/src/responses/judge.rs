@@ -2,6 +2,7 @@
 //! those that do): keys, not found, related resources, queries, every answer, store
 //! changes and webhooks, each against the store as the event found it.
 
+use crate::facts::money::named_payment;
 use crate::facts::responses::{Misanswer, Shown, Slot, Store};
 use payhub_model::event::{Owner, StoredPayment, StoredRefund};
 use payhub_model::{
@@ -134,19 +135,6 @@ fn owned_refund(store: &Store<'_>, owner: Owner, id: RefundId) -> bool {
     })
 }
 
-/// The Payment a GET, confirm or cancel names in its path, or a refund in its body.
-fn named_payment(endpoint: &Endpoint) -> Option<PaymentId> {
-    match endpoint {
-        Endpoint::GetPayment { payment_id }
-        | Endpoint::ConfirmPayment { payment_id, .. }
-        | Endpoint::CancelPayment { payment_id } => Some(*payment_id),
-        Endpoint::CreateRefund {
-            body: Json::Parsed(b),
-        } => b.payment_id,
-        _ => None,
-    }
-}
-
 /// ORDER-01, ATTEMPT-01, UNIQ-04: the conflicts that point at an existing object name it
 /// in related_resource_id.
 pub(super) fn judge_related(
@@ -162,14 +150,11 @@ pub(super) fn judge_related(
     let related = error.related_resource_id;
     let right = match error.code {
         ErrorCode::OrderNoConflict => {
-            let order = order_no(&request.endpoint)?;
-            let (merchant, environment) = owner?;
-            let existing = store
-                .attempts
-                .payment_by_order(merchant, environment, order);
+            order_no(&request.endpoint).zip(owner)?;
             // ORDER-01: the conflict is with the Payment holding the number; with none in
             // the store there is nothing to conflict with.
-            existing.is_some_and(|(id, _)| related == Some(ResourceId::Payment(*id)))
+            payment_of_order(request, owner, store)
+                .is_some_and(|(id, _)| related == Some(ResourceId::Payment(*id)))
         }
         ErrorCode::PaymentInProgress => match &request.endpoint {
             Endpoint::ConfirmPayment { payment_id, .. } => {
@@ -291,14 +276,8 @@ fn judge_refund_query(
     let (merchant, environment) = owner?;
     let mine = |s: &StoredRefund| s.merchant == merchant && s.environment == environment;
     let misshown = |r: Option<&RefundView>, id: RefundId| {
-        let mut m = miss();
-        m.refund = r.map(|r| (r.id, r.status, r.version));
-        m.stored_refund = store
-            .refunds
-            .refunds
-            .get(&id)
-            .map(|s| (s.status, s.version));
-        m
+        let shown = r.map(|r| (r.id, r.status, r.version));
+        miss().showing_refund(shown, store.refunds.refunds.get(&id))
     };
     let agrees = |r: &RefundView| {
         store
@@ -322,29 +301,29 @@ fn judge_refund_query(
                     .map(|r| misshown(Some(r), r.id))
             })
     };
-    match (&request.endpoint, &answer.body) {
-        (Endpoint::GetRefund { refund_id }, ResponseBody::Refund(r)) => {
-            (r.id != *refund_id || !agrees(r)).then(|| misshown(Some(r), r.id))
-        }
-        (Endpoint::ListRefundsByNo { merchant_refund_no }, ResponseBody::Refunds { data }) => {
-            let expected: Vec<RefundId> = store
-                .refunds
-                .refunds
-                .iter()
-                .filter(|(_, s)| mine(s) && s.merchant_refund_no == *merchant_refund_no)
-                .map(|(id, _)| *id)
-                .collect();
-            check_all(data, &expected)
-        }
-        (Endpoint::ListRefundsProcessing, ResponseBody::Refunds { data }) => {
-            let expected: Vec<RefundId> = store
-                .refunds
-                .refunds
-                .iter()
-                .filter(|(_, s)| mine(s) && s.status == RefundStatus::Processing)
-                .map(|(id, _)| *id)
-                .collect();
-            check_all(data, &expected)
+    let data = match &answer.body {
+        ResponseBody::Refunds { data } => data,
+        ResponseBody::Refund(r) => match request.endpoint {
+            Endpoint::GetRefund { refund_id } => {
+                return (r.id != refund_id || !agrees(r)).then(|| misshown(Some(r), r.id));
+            }
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let expected = |listed: &dyn Fn(&StoredRefund) -> bool| -> Vec<RefundId> {
+        let held = store.refunds.refunds.iter();
+        held.filter(|(_, s)| mine(s) && listed(s))
+            .map(|(id, _)| *id)
+            .collect()
+    };
+    match &request.endpoint {
+        Endpoint::ListRefundsByNo { merchant_refund_no } => check_all(
+            data,
+            &expected(&|s| s.merchant_refund_no == *merchant_refund_no),
+        ),
+        Endpoint::ListRefundsProcessing => {
+            check_all(data, &expected(&|s| s.status == RefundStatus::Processing))
         }
         _ => None,
     }
@@ -383,17 +362,12 @@ pub(super) fn judge_any_answer(
     };
     for p in views {
         let stored = store.attempts.payments.get(&p.id).map(Shown::of_store);
+        let misshown = || miss().about(p.id, Some(Shown::of_view(p)), stored);
         if !on_the_status_table(p) {
-            found(
-                Slot::Table,
-                miss().about(p.id, Some(Shown::of_view(p)), stored),
-            );
+            found(Slot::Table, misshown());
         }
         if stored.is_some_and(|s| s.attempts != p.attempt_count) {
-            found(
-                Slot::Attempts,
-                miss().about(p.id, Some(Shown::of_view(p)), stored),
-            );
+            found(Slot::Attempts, misshown());
         }
     }
 }
@@ -434,17 +408,10 @@ pub(super) fn judge_store_change(
         None => now.version == 0,
     };
     if unversioned {
-        let m = Misanswer {
-            request: None,
-            status: 0,
-            code: None,
-            payment: Some(payment),
-            shown: Some(now),
-            stored: before,
-            refund: None,
-            stored_refund: None,
-        };
-        found(Slot::Version, m);
+        found(
+            Slot::Version,
+            Misanswer::default().about(payment, Some(now), before),
+        );
     }
 }
 
@@ -455,32 +422,16 @@ pub(super) fn judge_webhook(
     store: &Store<'_>,
     found: &mut dyn FnMut(Slot, Misanswer),
 ) {
+    let (shown, stored) = (
+        Shown::of_view(p),
+        store.attempts.payments.get(&p.id).map(Shown::of_store),
+    );
+    let m = Misanswer::default().about(p.id, Some(shown), stored);
     if !on_the_status_table(p) {
-        let m = Misanswer {
-            request: None,
-            status: 0,
-            code: None,
-            payment: Some(p.id),
-            shown: Some(Shown::of_view(p)),
-            stored: store.attempts.payments.get(&p.id).map(Shown::of_store),
-            refund: None,
-            stored_refund: None,
-        };
-        found(Slot::Table, m);
+        found(Slot::Table, m.clone());
     }
-    let Some(stored) = store.attempts.payments.get(&p.id).map(Shown::of_store) else {
+    let Some(stored) = stored else {
         return;
-    };
-    let shown = Shown::of_view(p);
-    let m = Misanswer {
-        request: None,
-        status: 0,
-        code: None,
-        payment: Some(p.id),
-        shown: Some(shown),
-        stored: Some(stored),
-        refund: None,
-        stored_refund: None,
     };
     if shown.version > stored.version
         || (shown.version == stored.version && !shown.same_state(stored))
@@ -508,9 +459,10 @@ pub(super) fn judge_refund_change(
         None => stored.version == 0,
     };
     if unversioned {
+        let shown = Some((refund, stored.status, stored.version));
         found(
             Slot::Version,
-            refund_misanswer(None, before, (refund, stored.status, stored.version)),
+            Misanswer::default().showing_refund(shown, before),
         );
     }
 }
@@ -526,27 +478,10 @@ pub(super) fn judge_refund_webhook(
         return;
     };
     if r.version > stored.version || (r.version == stored.version && r.status != stored.status) {
+        let shown = Some((r.id, r.status, r.version));
         found(
             Slot::Version,
-            refund_misanswer(None, Some(stored), (r.id, r.status, r.version)),
+            Misanswer::default().showing_refund(shown, Some(stored)),
         );
-    }
-}
-
-/// A misanswer about a refund (a store change or a webhook: no request, no status).
-fn refund_misanswer(
-    request: Option<RequestId>,
-    stored: Option<&StoredRefund>,
-    shown: (RefundId, RefundStatus, u32),
-) -> Misanswer {
-    Misanswer {
-        request,
-        status: 0,
-        code: None,
-        payment: None,
-        shown: None,
-        stored: None,
-        refund: Some(shown),
-        stored_refund: stored.map(|s| (s.status, s.version)),
     }
 }
