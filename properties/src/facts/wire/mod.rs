@@ -37,6 +37,7 @@ mod renumbered;
 mod retained;
 mod schedule;
 mod seen;
+mod shown;
 mod unresolved;
 
 pub use retained::Retained;
@@ -84,25 +85,6 @@ struct Executed {
 
 type Owned<T> = (MerchantId, Environment, T);
 
-/// A Payment's first sighting: its amount, its owner, the exchange.
-type FirstSighting = (Option<i64>, (MerchantId, Environment), Rec);
-
-/// What the wire showed of one Payment: the records several rules keep per Payment, in
-/// one entry of one map (one key and one slot where four maps took one each).
-#[derive(Clone, Debug, Default)]
-struct PaymentShown {
-    /// ATTEMPT-06, SCOPE-02: its first sighting, its amount and its owner.
-    first: Option<FirstSighting>,
-    /// WEBHOOK-02: the highest version it was shown at, with its status then.
-    version: Option<(Rec, Option<u64>)>,
-    /// CARD-03, ATTEMPT-02: created through the API, the most attempts it was shown
-    /// with and that sighting.
-    attempts: Option<(u32, Rec)>,
-    /// ATTEMPT-01, ATTEMPT-02: its latest attempt started by a logged create or confirm
-    /// with a test card: its number, its card, that exchange.
-    attempt_card: Option<(u32, Card, Rec)>,
-}
-
 /// One exchange's record, shared by every map that holds it (one allocation per
 /// exchange seen, not one per map), packed ([`record`]).
 type Rec = Arc<record::Record>;
@@ -132,8 +114,8 @@ pub struct WireFacts {
     order_payments: BTreeMap<u64, (PaymentId, Rec)>,
     /// The creates whose outcome their client does not know, by order number and purchase.
     unknown_orders: renumbered::Unresolved<Purchase, Rec>,
-    /// Each Payment's records ([`PaymentShown`]).
-    payments: by_id::ById<PaymentShown>,
+    /// Each Payment's records ([`shown::PaymentShown`]).
+    payments: by_id::ById<shown::PaymentShown>,
     /// UNIQ-04: the Refund each refund number was first shown with.
     refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
     /// SCHED-02: the last query of each object ([`super::query_object`]; 10 s at most,

@@ -72,7 +72,7 @@ impl WireFacts {
             return;
         };
         let payment = PaymentId(p.id);
-        let high = self.payments.get(&payment).and_then(|x| x.version.as_ref());
+        let high = self.payments.get(&payment).and_then(|x| x.version());
         let v = high.and_then(|(h, _)| match h.answer().and_then(|a| a.version) {
             Some(VersionMark::Number(v)) => Some(v),
             _ => None,
@@ -87,7 +87,7 @@ impl WireFacts {
                     && self.after(seen, high)
                     && status.is_some()
                     && p.status.is_some()
-                    && *status != p.status.as_ref().map(super::fp) =>
+                    && status != p.status.as_ref().map(super::fp) =>
             {
                 let high = high.clone();
                 self.note(Breach::VersionStayedOnChange, vec![high, seen.clone()]);
@@ -95,7 +95,7 @@ impl WireFacts {
             (Some(_), Some(v)) if version <= v => {}
             _ => {
                 let status = p.status.as_ref().map(super::fp);
-                self.payments.at(payment).version = Some((seen.clone(), status));
+                self.payments.at(payment).set_version(seen.clone(), status);
             }
         }
     }
@@ -148,8 +148,8 @@ impl WireFacts {
                 self.order_payments.get(&order).map(|(_, first)| first)
             }
             Endpoint::GetPayment { payment_id } if r.status == 404 => {
-                let first = self.payments.get(payment_id).and_then(|p| p.first.as_ref());
-                first.filter(|(_, owner, _)| *owner == (m, e)).map(|f| &f.2)
+                let first = self.payments.get(payment_id).and_then(|p| p.first());
+                first.filter(|(_, owner, _)| *owner == (m, e)).map(|f| f.2)
             }
             _ => None,
         };
@@ -297,9 +297,9 @@ impl WireFacts {
         p: &ObservedObject,
     ) {
         let id = PaymentId(p.id);
-        let held = self.payments.get(&id).and_then(|x| x.first.clone());
-        let Some((amount, first_owner, first)) = held else {
-            self.payments.at(id).first = Some((p.amount, owner, seen.clone()));
+        let held = (self.payments.get(&id)).and_then(|x| x.first());
+        let Some((amount, first_owner, first)) = held.map(|(a, o, f)| (a, o, f.clone())) else {
+            (self.payments.at(id)).set_first(p.amount, owner, seen.clone());
             return;
         };
         if let (Some(a), Some(b)) = (amount, p.amount) {

@@ -27,7 +27,7 @@ impl WireFacts {
                 + self.refund_numbers.len()
                 + self.unknown_orders.len()
                 + self.refused_numbers.len(),
-            objects: self.payments.values().filter(|p| p.first.is_some()).count()
+            objects: self.payments.values().filter(|p| p.first().is_some()).count()
                 + self.last_query.len()
                 + self.last_by_number.len()
                 + self.unresolved_payments.len()
