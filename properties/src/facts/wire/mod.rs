@@ -36,6 +36,7 @@ mod refusals;
 mod renumbered;
 mod retained;
 mod schedule;
+mod scopes;
 mod seen;
 mod shown;
 mod unresolved;
@@ -74,15 +75,6 @@ impl Reply<'_> {
     }
 }
 
-/// The first exchange executed (answered 2xx) in a scope.
-#[derive(Clone, Debug)]
-struct Executed {
-    seen: Rec,
-    /// The fingerprint of its body's fields the contract does not name
-    /// ([`WireFacts::names_other_fields`]).
-    other_fields: Option<u64>,
-}
-
 type Owned<T> = (MerchantId, Environment, T);
 
 /// One exchange's record, shared by every map that holds it (one allocation per
@@ -103,13 +95,9 @@ pub struct WireFacts {
     /// stamps alone ([`WireFacts::ties_unordered`]).
     ties_unordered: bool,
     open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
-    /// Maps by idempotency scope, key or number are keyed by its fingerprint ([`fp`]).
-    executed: BTreeMap<u64, Executed>,
-    /// CONC-02: the first answer of new business, or 409 idempotency_conflict, in a
-    /// scope that had no execution yet (a concurrent request of the same key may still
-    /// execute), with the fingerprint of its other fields.
-    early_answers: BTreeMap<u64, (Rec, Option<u64>)>,
-    first_params: BTreeMap<u64, Rec>,
+    /// Maps by idempotency scope, key or number are keyed by its fingerprint ([`fp`]):
+    /// what each scope showed ([`scopes`]), each key's first request.
+    scopes: BTreeMap<u64, scopes::Scope>,
     key_endpoints: BTreeMap<u64, Rec>,
     order_payments: BTreeMap<u64, (PaymentId, Rec)>,
     /// The creates whose outcome their client does not know, by order number and purchase.
@@ -124,10 +112,6 @@ pub struct WireFacts {
     last_query: BTreeMap<u64, Rec>,
     last_by_number: BTreeMap<u64, Rec>,
     query_aliases: BTreeMap<u64, u64>,
-    retry_after: BTreeMap<u64, (Millis, Rec)>,
-    /// RATE-01, RATE-04, REJECT-01: per scope, its first request and whether every
-    /// request closed in it so far was refused ([`refusals`]).
-    scopes_so_far: BTreeMap<u64, refusals::ScopeSoFar>,
     /// CARD-03, ATTEMPT-02: the confirms of each Payment.
     confirms: BTreeMap<PaymentId, attempts::Confirms>,
     /// Per card, the first Payment shown with a newer attempt after one charged on it:
@@ -360,11 +344,16 @@ impl WireFacts {
         let params = |first: &Rec| {
             !first.same_params(seen) && first.params().compare(&seen.params()) == Some(false)
         };
-        let first_params = &mut self.first_params;
-        if let Some(first) = first_differing(first_params, fp(scope), seen.clone(), params) {
+        let held = self.scopes.entry(fp(scope)).or_default();
+        let first = match &held.first {
+            Some(first) => params(first).then(|| first.clone()),
+            None => held.first.replace(seen.clone()),
+        };
+        let limited = held.rare.as_mut().and_then(|r| r.retry_after.take());
+        if let Some(first) = first {
             self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);
         }
-        if let Some((until, limited)) = self.retry_after.remove(&fp(scope)) {
+        if let Some((until, limited)) = limited {
             if seen.sent < until {
                 self.note(Breach::RetryAfterIgnored, vec![limited, seen.clone()]);
             }
@@ -482,7 +471,7 @@ impl WireFacts {
         let k = fp(&(scope.merchant, scope.environment, &scope.key));
         let firsts = [
             self.key_endpoints.get_mut(&k),
-            self.first_params.get_mut(&fp(scope)),
+            (self.scopes.get_mut(&fp(scope))).and_then(|s| s.first.as_mut()),
         ];
         for first in firsts.into_iter().flatten().filter(|f| f.id == seen.id) {
             *first = seen.clone();
@@ -497,7 +486,8 @@ impl WireFacts {
         };
         if let (Some(s), 429) = (a.retry_after_s, a.status) {
             let until = seen.closed.after(Millis::secs(u64::from(s)));
-            self.retry_after.insert(fp(scope), (until, seen.clone()));
+            let held = self.scopes.entry(fp(scope)).or_default();
+            held.rare_mut().retry_after = Some((until, seen.clone()));
         }
     }
 
