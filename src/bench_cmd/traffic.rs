@@ -30,22 +30,15 @@ pub fn traffic(n: u64, shape: Shape, merchants: u32) -> Result<ExitCode, String>
 }
 
 fn measure(dir: &Path, n: u64, shape: Shape, merchants: u32) -> Result<ExitCode, String> {
-    let log = dir.join(if shape == Shape::Har {
-        "log.har"
-    } else {
-        "log.jsonl"
-    });
+    let har = shape == Shape::Har;
+    let log = dir.join(["log.jsonl", "log.har"][usize::from(har)]);
     let started = Instant::now();
     let mut file = std::fs::File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     generate::write(n, shape, merchants, &mut file).map_err(|e| format!("cannot write: {e}"))?;
     let size = std::fs::metadata(&log).map_err(|e| e.to_string())?.len();
     println!(
         "traffic: {n} exchanges, {}, {merchants} merchant(s), {:.1} MB, generated in {:.1} s",
-        if shape == Shape::Har {
-            "HAR"
-        } else {
-            "access log"
-        },
+        ["access log", "HAR"][usize::from(har)],
         size as f64 / 1e6,
         started.elapsed().as_secs_f64()
     );
@@ -70,17 +63,9 @@ fn measure(dir: &Path, n: u64, shape: Shape, merchants: u32) -> Result<ExitCode,
     println!(
         "1 → 2 threads: {:.2}x exchanges/s; outputs {}",
         rows[0].seconds / rows[1].seconds,
-        if same {
-            "identical, byte for byte"
-        } else {
-            "DIFFER"
-        }
+        ["DIFFER", "identical, byte for byte"][usize::from(same)]
     );
-    Ok(if same {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(ExitCode::from(u8::from(!same)))
 }
 
 /// `check-log LOG --threads T --stats --format json` in a child, its output in files (no

@@ -36,14 +36,8 @@ pub fn shard_arg(s: &str) -> Result<Shard, String> {
     let (i, n) = s
         .split_once('/')
         .ok_or_else(|| format!("'{s}' is not I/N (0/4 … 3/4)"))?;
-    let index: u32 = i
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{i}' is not a number"))?;
-    let of: u32 = n
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{n}' is not a number"))?;
+    let number = |x: &str| (x.trim().parse()).map_err(|_| format!("'{x}' is not a number"));
+    let (index, of): (u32, u32) = (number(i)?, number(n)?);
     if of == 0 || index >= of {
         return Err(format!("'{s}': I/N with 0 ≤ I < N"));
     }

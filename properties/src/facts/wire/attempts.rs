@@ -80,18 +80,18 @@ impl WireFacts {
         // Only a Payment created through the API: a checkout session's payer starts
         // attempts on the hosted page, which no API log holds.
         let created = seen.method == Method::Post && seen.path_is("/v1/payments");
-        match self.payments.get(&id).and_then(|x| x.attempts.as_ref()) {
+        match self.payments.get(&id).and_then(|x| x.attempts()) {
             None if created => {
-                self.payments.at(id).attempts = Some((n, seen.clone()));
+                self.payments.at(id).set_attempts(n, seen.clone());
             }
             None => {}
-            Some((before, earlier)) if n > *before => {
+            Some((before, earlier)) if n > before => {
                 let c = self.confirms.get(&id).copied().unwrap_or_default();
                 if !c.may_explain(earlier) {
                     let earlier = earlier.clone();
                     self.note(Breach::AttemptWithoutConfirm, vec![earlier, seen.clone()]);
                 }
-                self.payments.at(id).attempts = Some((n, seen.clone()));
+                self.payments.at(id).set_attempts(n, seen.clone());
             }
             Some(_) => {}
         }
@@ -109,15 +109,15 @@ impl WireFacts {
         endpoint: &Endpoint,
     ) {
         let id = PaymentId(p.id);
-        let held = self.payments.get(&id).and_then(|x| x.attempt_card.as_ref());
-        let known = held.map(|(k, ..)| *k);
+        let held = self.payments.get(&id).and_then(|x| x.attempt_card());
+        let known = held.map(|(k, ..)| k);
         if let Some((k, card, started)) = held {
-            if n > *k && !self.renewed_attempts.contains_key(card) {
+            if n > k && !self.renewed_attempts.contains_key(&card) {
                 let w = super::Witness::of(
                     Breach::NewAttemptBeforeFailure,
                     vec![started.seen(), seen.seen()],
                 );
-                self.renewed_attempts.insert(*card, w);
+                self.renewed_attempts.insert(card, w);
             }
         }
         let starts = match endpoint {
@@ -127,7 +127,7 @@ impl WireFacts {
         };
         let started = starts && r.is_success() && n > known.unwrap_or(0);
         if let Some(card) = endpoint.card().filter(|_| started) {
-            self.payments.at(id).attempt_card = Some((n, card, seen.clone()));
+            self.payments.at(id).set_attempt_card(n, card, seen.clone());
         }
     }
 
@@ -163,7 +163,7 @@ impl WireFacts {
         let (Some(payment), Some(amount)) = (payment, amount) else {
             return;
         };
-        let first = self.payments.get(&payment).and_then(|x| x.first.as_ref());
+        let first = self.payments.get(&payment).and_then(|x| x.first());
         let Some((Some(paid), _, first)) = first else {
             return;
         };
@@ -175,7 +175,7 @@ impl WireFacts {
             .filter(|(id, _)| id.0 != x.id)
             .map(|(_, a)| *a)
             .sum();
-        if others.saturating_add(amount) > *paid {
+        if others.saturating_add(amount) > paid {
             let first = first.clone();
             self.note(Breach::RefundBeyondAmount, vec![first, seen.clone()]);
         }

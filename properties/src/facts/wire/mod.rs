@@ -36,7 +36,9 @@ mod refusals;
 mod renumbered;
 mod retained;
 mod schedule;
+mod scopes;
 mod seen;
+mod shown;
 mod unresolved;
 
 pub use retained::Retained;
@@ -73,35 +75,7 @@ impl Reply<'_> {
     }
 }
 
-/// The first exchange executed (answered 2xx) in a scope.
-#[derive(Clone, Debug)]
-struct Executed {
-    seen: Rec,
-    /// The fingerprint of its body's fields the contract does not name
-    /// ([`WireFacts::names_other_fields`]).
-    other_fields: Option<u64>,
-}
-
 type Owned<T> = (MerchantId, Environment, T);
-
-/// A Payment's first sighting: its amount, its owner, the exchange.
-type FirstSighting = (Option<i64>, (MerchantId, Environment), Rec);
-
-/// What the wire showed of one Payment: the records several rules keep per Payment, in
-/// one entry of one map (one key and one slot where four maps took one each).
-#[derive(Clone, Debug, Default)]
-struct PaymentShown {
-    /// ATTEMPT-06, SCOPE-02: its first sighting, its amount and its owner.
-    first: Option<FirstSighting>,
-    /// WEBHOOK-02: the highest version it was shown at, with its status then.
-    version: Option<(Rec, Option<u64>)>,
-    /// CARD-03, ATTEMPT-02: created through the API, the most attempts it was shown
-    /// with and that sighting.
-    attempts: Option<(u32, Rec)>,
-    /// ATTEMPT-01, ATTEMPT-02: its latest attempt started by a logged create or confirm
-    /// with a test card: its number, its card, that exchange.
-    attempt_card: Option<(u32, Card, Rec)>,
-}
 
 /// One exchange's record, shared by every map that holds it (one allocation per
 /// exchange seen, not one per map), packed ([`record`]).
@@ -121,19 +95,15 @@ pub struct WireFacts {
     /// stamps alone ([`WireFacts::ties_unordered`]).
     ties_unordered: bool,
     open: BTreeMap<RequestId, (Rec, Owner, Endpoint)>,
-    /// Maps by idempotency scope, key or number are keyed by its fingerprint ([`fp`]).
-    executed: BTreeMap<u64, Executed>,
-    /// CONC-02: the first answer of new business, or 409 idempotency_conflict, in a
-    /// scope that had no execution yet (a concurrent request of the same key may still
-    /// execute), with the fingerprint of its other fields.
-    early_answers: BTreeMap<u64, (Rec, Option<u64>)>,
-    first_params: BTreeMap<u64, Rec>,
+    /// Maps by idempotency scope, key or number are keyed by its fingerprint ([`fp`]):
+    /// what each scope showed ([`scopes`]), each key's first request.
+    scopes: BTreeMap<u64, scopes::Scope>,
     key_endpoints: BTreeMap<u64, Rec>,
     order_payments: BTreeMap<u64, (PaymentId, Rec)>,
     /// The creates whose outcome their client does not know, by order number and purchase.
     unknown_orders: renumbered::Unresolved<Purchase, Rec>,
-    /// Each Payment's records ([`PaymentShown`]).
-    payments: by_id::ById<PaymentShown>,
+    /// Each Payment's records ([`shown::PaymentShown`]).
+    payments: by_id::ById<shown::PaymentShown>,
     /// UNIQ-04: the Refund each refund number was first shown with.
     refund_numbers: BTreeMap<Owned<Text>, (RefundId, Rec)>,
     /// SCHED-02: the last query of each object ([`super::query_object`]; 10 s at most,
@@ -142,10 +112,6 @@ pub struct WireFacts {
     last_query: BTreeMap<u64, Rec>,
     last_by_number: BTreeMap<u64, Rec>,
     query_aliases: BTreeMap<u64, u64>,
-    retry_after: BTreeMap<u64, (Millis, Rec)>,
-    /// RATE-01, RATE-04, REJECT-01: per scope, its first request and whether every
-    /// request closed in it so far was refused ([`refusals`]).
-    scopes_so_far: BTreeMap<u64, refusals::ScopeSoFar>,
     /// CARD-03, ATTEMPT-02: the confirms of each Payment.
     confirms: BTreeMap<PaymentId, attempts::Confirms>,
     /// Per card, the first Payment shown with a newer attempt after one charged on it:
@@ -378,11 +344,16 @@ impl WireFacts {
         let params = |first: &Rec| {
             !first.same_params(seen) && first.params().compare(&seen.params()) == Some(false)
         };
-        let first_params = &mut self.first_params;
-        if let Some(first) = first_differing(first_params, fp(scope), seen.clone(), params) {
+        let held = self.scopes.entry(fp(scope)).or_default();
+        let first = match &held.first {
+            Some(first) => params(first).then(|| first.clone()),
+            None => held.first.replace(seen.clone()),
+        };
+        let limited = held.rare.as_mut().and_then(|r| r.retry_after.take());
+        if let Some(first) = first {
             self.note(Breach::ParamsChangedUnderKey, vec![first, seen.clone()]);
         }
-        if let Some((until, limited)) = self.retry_after.remove(&fp(scope)) {
+        if let Some((until, limited)) = limited {
             if seen.sent < until {
                 self.note(Breach::RetryAfterIgnored, vec![limited, seen.clone()]);
             }
@@ -500,7 +471,7 @@ impl WireFacts {
         let k = fp(&(scope.merchant, scope.environment, &scope.key));
         let firsts = [
             self.key_endpoints.get_mut(&k),
-            self.first_params.get_mut(&fp(scope)),
+            (self.scopes.get_mut(&fp(scope))).and_then(|s| s.first.as_mut()),
         ];
         for first in firsts.into_iter().flatten().filter(|f| f.id == seen.id) {
             *first = seen.clone();
@@ -515,7 +486,8 @@ impl WireFacts {
         };
         if let (Some(s), 429) = (a.retry_after_s, a.status) {
             let until = seen.closed.after(Millis::secs(u64::from(s)));
-            self.retry_after.insert(fp(scope), (until, seen.clone()));
+            let held = self.scopes.entry(fp(scope)).or_default();
+            held.rare_mut().retry_after = Some((until, seen.clone()));
         }
     }
 

@@ -1,7 +1,7 @@
 //! The platform-side patterns of the wire family: each answer known to the client
 //! judged against what earlier answers showed (see the parent module's doc).
 
-use super::{Breach, Executed, Rec, WireFacts, first_differing, fp};
+use super::{Breach, Rec, WireFacts, first_differing, fp};
 use payhub_model::event::ScopeKey;
 use payhub_model::observation::VersionMark;
 use payhub_model::observed::{IdKind, ObservedAnswer, ObservedObject};
@@ -72,7 +72,7 @@ impl WireFacts {
             return;
         };
         let payment = PaymentId(p.id);
-        let high = self.payments.get(&payment).and_then(|x| x.version.as_ref());
+        let high = self.payments.get(&payment).and_then(|x| x.version());
         let v = high.and_then(|(h, _)| match h.answer().and_then(|a| a.version) {
             Some(VersionMark::Number(v)) => Some(v),
             _ => None,
@@ -87,7 +87,7 @@ impl WireFacts {
                     && self.after(seen, high)
                     && status.is_some()
                     && p.status.is_some()
-                    && *status != p.status.as_ref().map(super::fp) =>
+                    && status != p.status.as_ref().map(super::fp) =>
             {
                 let high = high.clone();
                 self.note(Breach::VersionStayedOnChange, vec![high, seen.clone()]);
@@ -95,7 +95,7 @@ impl WireFacts {
             (Some(_), Some(v)) if version <= v => {}
             _ => {
                 let status = p.status.as_ref().map(super::fp);
-                self.payments.at(payment).version = Some((seen.clone(), status));
+                self.payments.at(payment).set_version(seen.clone(), status);
             }
         }
     }
@@ -148,8 +148,8 @@ impl WireFacts {
                 self.order_payments.get(&order).map(|(_, first)| first)
             }
             Endpoint::GetPayment { payment_id } if r.status == 404 => {
-                let first = self.payments.get(payment_id).and_then(|p| p.first.as_ref());
-                first.filter(|(_, owner, _)| *owner == (m, e)).map(|f| &f.2)
+                let first = self.payments.get(payment_id).and_then(|p| p.first());
+                first.filter(|(_, owner, _)| *owner == (m, e)).map(|f| f.2)
             }
             _ => None,
         };
@@ -176,27 +176,30 @@ impl WireFacts {
         let id = super::fp(scope);
         let other_fields = self.other_fields.get(&seen.id).copied();
         let conflict = r.code == Some(ErrorCode::IdempotencyConflict);
-        let Some(first) = self.executed.get(&id) else {
+        let held = self.scopes.get(&id).and_then(|s| s.execution());
+        let Some((first, first_other_fields)) = held else {
             if r.is_success() {
                 // CONC-02: a request of this key answered as new business, or 409
                 // idempotency_conflict, before this execution's answer came, with its
                 // parameters (and its other fields: A-SAFE-FIELDS).
-                if let Some(early) = self.early_answers.remove(&id) {
+                let s = self.scopes.entry(id).or_default();
+                let early = s.rare.as_mut().and_then(|r| r.early.take());
+                s.set_execution(seen.clone(), other_fields);
+                if let Some(early) = early {
                     self.judge_early(early, &seen, other_fields);
                 }
-                self.executed.insert(id, Executed { seen, other_fields });
             } else if (as_new_business(r) || conflict) && !path_only {
-                self.early_answers.entry(id).or_insert((seen, other_fields));
+                let rare = self.scopes.entry(id).or_default().rare_mut();
+                rare.early.get_or_insert((seen, other_fields));
             }
             return;
         };
         // A-SAFE-FIELDS: "amount, currency, … etc.": a field the contract does not name
         // may be compared too, so a conflict where one differs is no breach.
-        let same = first.seen.params().compare(&seen.params());
-        let unchanged = same == Some(true) && first.other_fields == other_fields;
-        if !self.after(&seen, &first.seen) {
+        let same = first.params().compare(&seen.params());
+        let unchanged = same == Some(true) && first_other_fields == other_fields;
+        if !self.after(&seen, &first) {
             if !path_only {
-                let first = first.seen.clone();
                 if conflict && unchanged {
                     self.note_soonest(Breach::ConflictWithoutChange, &first, &seen);
                 }
@@ -204,7 +207,7 @@ impl WireFacts {
             }
             return;
         }
-        let first_object = first.seen.answer().and_then(|a| a.object);
+        let first_object = first.answer().and_then(|a| a.object);
         let object = seen.answer().and_then(|a| a.object);
         // An object not named (no id, or null) is not known: never another.
         let other_object = matches!((first_object, object), (Some(a), Some(b)) if a != b);
@@ -224,7 +227,6 @@ impl WireFacts {
             _ => None,
         };
         if let Some(b) = breach {
-            let first = first.seen.clone();
             self.note_soonest(b, &first, &seen);
         }
     }
@@ -297,9 +299,9 @@ impl WireFacts {
         p: &ObservedObject,
     ) {
         let id = PaymentId(p.id);
-        let held = self.payments.get(&id).and_then(|x| x.first.clone());
-        let Some((amount, first_owner, first)) = held else {
-            self.payments.at(id).first = Some((p.amount, owner, seen.clone()));
+        let held = (self.payments.get(&id)).and_then(|x| x.first());
+        let Some((amount, first_owner, first)) = held.map(|(a, o, f)| (a, o, f.clone())) else {
+            (self.payments.at(id)).set_first(p.amount, owner, seen.clone());
             return;
         };
         if let (Some(a), Some(b)) = (amount, p.amount) {

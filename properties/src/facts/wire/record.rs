@@ -20,17 +20,21 @@ pub(super) struct Record {
     pub(super) sent: Millis,
     pub(super) closed: Millis,
     /// The places in the fold, the key, the path, the parameters, the answer.
-    packed: Box<[u8]>,
+    packed: Packed,
 }
 
-// With its two counts, a record is one allocation of 56 bytes and its packed string.
-const _: () = assert!(size_of::<Record>() == 40);
+/// A record's packed bytes: in the record's own allocation up to 72 of them (a create's
+/// with a key of up to about 25 characters fit), else on their own.
+type Packed = smallvec::SmallVec<[u8; 72]>;
+
+// With its two counts, a record is one allocation of 120 bytes (128 with the allocator's).
+const _: () = assert!(size_of::<Record>() == 104);
 
 impl Record {
     /// `s`, sent and closed at places `seqs` in the fold ([`super::WireFacts::after`]: the
     /// order of events that share a millisecond, where the source keeps it).
     pub(super) fn of(s: &Seen, seqs: (u64, u64)) -> Record {
-        let mut w = Vec::with_capacity(96);
+        let mut w = Packed::new();
         num(&mut w, u128::from(seqs.0));
         num(&mut w, u128::from(seqs.1.wrapping_sub(seqs.0)));
         text(&mut w, s.key.as_deref());
@@ -59,7 +63,7 @@ impl Record {
             open: s.open,
             sent: s.sent,
             closed: s.closed,
-            packed: w.into_boxed_slice(),
+            packed: shrunk(w),
         }
     }
 
@@ -124,7 +128,7 @@ impl Record {
     /// path and parameters copied as packed, not read back and packed again.
     pub(super) fn closed(&self, closed: Millis, seq: u64, answer: Option<&Answer>) -> Record {
         let sent = self.seqs().0;
-        let mut w = Vec::with_capacity(self.packed.len() + 32);
+        let mut w = Packed::new();
         num(&mut w, u128::from(sent));
         num(&mut w, u128::from(seq.wrapping_sub(sent)));
         let (fields, rest) = (self.at(0).0, self.at(3).0);
@@ -133,7 +137,7 @@ impl Record {
         Record {
             closed,
             open: false,
-            packed: w.into_boxed_slice(),
+            packed: shrunk(w),
             ..*self
         }
     }
@@ -158,7 +162,7 @@ impl Record {
 }
 
 /// `a` as its fields, `None` as nothing (read back as no answer).
-fn answered(w: &mut Vec<u8>, a: Option<&Answer>) {
+fn answered(w: &mut Packed, a: Option<&Answer>) {
     let Some(a) = a else { return };
     w.push(1);
     num(w, u128::from(a.status));
@@ -187,8 +191,14 @@ fn answered(w: &mut Vec<u8>, a: Option<&Answer>) {
     shaped(w, a.related_id.as_deref());
 }
 
+/// `w` in as few bytes as it takes.
+fn shrunk(mut w: Packed) -> Packed {
+    w.shrink_to_fit();
+    w
+}
+
 /// `n` in 7-bit groups, the lowest first.
-fn num(w: &mut Vec<u8>, mut n: u128) {
+fn num(w: &mut Packed, mut n: u128) {
     while n >= 0x80 {
         w.push(n as u8 | 0x80);
         n >>= 7;
@@ -197,7 +207,7 @@ fn num(w: &mut Vec<u8>, mut n: u128) {
 }
 
 /// A string as its length plus one, then its bytes; `None` as 0.
-fn text(w: &mut Vec<u8>, t: Option<&str>) {
+fn text(w: &mut Packed, t: Option<&str>) {
     num(w, t.map_or(0, |t| t.len() as u128 + 1));
     w.extend_from_slice(t.unwrap_or_default().as_bytes());
 }
@@ -231,7 +241,7 @@ fn longest(words: &[&'static str], fits: impl Fn(&str) -> bool) -> (usize, &'sta
 
 /// `t` as its longest known prefix and ending (their indexes), the text between, and
 /// the decimal number that ends it (its digits, leading zeros kept, and its value).
-fn shaped(w: &mut Vec<u8>, t: Option<&str>) {
+fn shaped(w: &mut Packed, t: Option<&str>) {
     let Some(t) = t else { return w.push(0) };
     let (p, prefix) = longest(&PREFIXES, |p| t.starts_with(p));
     let (x, suffix) = longest(&SUFFIXES, |x| t[prefix.len()..].ends_with(x));
@@ -251,7 +261,7 @@ fn shaped(w: &mut Vec<u8>, t: Option<&str>) {
 }
 
 /// `None` as 0; a number as 1, then its zigzag form.
-fn int(w: &mut Vec<u8>, n: Option<i128>) {
+fn int(w: &mut Packed, n: Option<i128>) {
     w.push(u8::from(n.is_some()));
     if let Some(n) = n {
         num(w, ((n << 1) ^ (n >> 127)) as u128);
@@ -439,7 +449,7 @@ mod tests {
             &many,
         ];
         for t in written {
-            let mut w = Vec::new();
+            let mut w = Packed::new();
             shaped(&mut w, Some(t));
             shaped(&mut w, None);
             let mut r = Reader(&w);
@@ -448,7 +458,7 @@ mod tests {
             assert!(Reader(&w).shaped_is(t) && !Reader(&w).shaped_is(&format!("{t}0")));
             assert!(!Reader(&w).shaped_is(&format!("0{t}")));
         }
-        let mut w = Vec::new();
+        let mut w = Packed::new();
         shaped(&mut w, Some("/v1/payments/pay_demo_123456"));
         assert_eq!(w.len(), 5);
     }

@@ -10,16 +10,6 @@ use payhub_model::event::ScopeKey;
 use payhub_model::observed::{IdKind, ObservedAnswer};
 use payhub_model::{ErrorCode, Method};
 
-/// What a scope's closed requests showed so far.
-#[derive(Clone, Debug)]
-pub(super) struct ScopeSoFar {
-    /// The first request of the scope (its send prunes the record).
-    pub(super) first: Rec,
-    /// While every request closed in the scope was refused: the pattern an answer
-    /// showing an earlier execution would witness (`first` is the first refusal).
-    refused: Option<Breach>,
-}
-
 /// The pattern a refusal that executes nothing starts, if the answer is one.
 fn refusal(r: &ObservedAnswer) -> Option<Breach> {
     match (r.status, r.code) {
@@ -92,17 +82,16 @@ impl WireFacts {
         r: Option<&ObservedAnswer>,
     ) {
         let refused = r.and_then(refusal);
-        let Some(so_far) = self.scopes_so_far.get_mut(&super::fp(scope)) else {
-            let first = seen.clone();
-            self.scopes_so_far
-                .insert(super::fp(scope), ScopeSoFar { first, refused });
+        let held = self.scopes.entry(super::fp(scope)).or_default();
+        let Some(first) = held.closed_first.clone() else {
+            held.closed_first = Some(seen.clone());
+            held.set_refused(refused);
             return;
         };
-        let (Some(breach), None) = (so_far.refused, refused) else {
+        let (Some(breach), None) = (held.rare().and_then(|r| r.refused), refused) else {
             return;
         };
-        so_far.refused = None;
-        let first = so_far.first.clone();
+        held.set_refused(None);
         if r.is_some_and(|r| self.shows_earlier_execution(scope, seen, r)) && !self.open_in(scope) {
             self.note(breach, vec![first, seen.clone()]);
         }

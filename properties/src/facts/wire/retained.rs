@@ -22,12 +22,14 @@ impl WireFacts {
     /// What these facts hold now.
     pub fn retained(&self) -> Retained {
         Retained {
-            keys: self.first_params.len(),
+            keys: self.scopes.values().filter(|s| s.first.is_some()).count(),
             numbers: self.order_payments.len()
                 + self.refund_numbers.len()
                 + self.unknown_orders.len()
                 + self.refused_numbers.len(),
-            objects: self.payments.values().filter(|p| p.first.is_some()).count()
+            objects: (self.payments.values())
+                .filter(|p| p.first().is_some())
+                .count()
                 + self.last_query.len()
                 + self.last_by_number.len()
                 + self.unresolved_payments.len()
@@ -45,13 +47,12 @@ impl WireFacts {
     pub(super) fn expire(&mut self, scope: &ScopeKey, now: Millis) {
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
         let key = super::fp(&(scope.merchant, scope.environment, &scope.key));
-        for (held, k) in [
-            (&mut self.key_endpoints, key),
-            (&mut self.first_params, super::fp(scope)),
-        ] {
-            if held.get(&k).is_some_and(|x| x.sent < window) {
-                held.remove(&k);
-            }
+        if (self.key_endpoints.get(&key)).is_some_and(|x| x.sent < window) {
+            self.key_endpoints.remove(&key);
+        }
+        let held = self.scopes.get_mut(&super::fp(scope));
+        if let Some(s) = held.filter(|s| s.first.as_ref().is_some_and(|x| x.sent < window)) {
+            s.first = None;
         }
     }
 
@@ -79,11 +80,7 @@ impl WireFacts {
         self.last_query
             .retain(|_, q| q.sent.0 + spacing > now.0 || near_untied(q.sent.0).is_some());
         let window = Millis(now.0.saturating_sub(self.keep_for.0));
-        self.executed.retain(|_, x| x.seen.sent >= window);
-        self.early_answers.retain(|_, (x, _)| x.sent >= window);
-        self.first_params.retain(|_, x| x.sent >= window);
+        self.scopes.retain(|_, s| s.prune(window, now));
         self.key_endpoints.retain(|_, x| x.sent >= window);
-        self.scopes_so_far.retain(|_, x| x.first.sent >= window);
-        self.retry_after.retain(|_, (until, _)| *until >= now);
     }
 }

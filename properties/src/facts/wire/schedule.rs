@@ -230,7 +230,7 @@ impl WireFacts {
             return;
         }
         let k = (event.merchant, event.environment, p.id);
-        let high = self.payments.get(&p.id).and_then(|x| x.version.as_ref());
+        let high = self.payments.get(&p.id).and_then(|x| x.version());
         let newer_shown = high.is_some_and(|(h, _)| {
             matches!(
                 h.answer().and_then(|a| a.version),
