@@ -7,7 +7,7 @@
 use crate::Facts;
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, PLATFORM, PLATFORM_LEDGER};
 use crate::exercise::{CHARGES, Exercise};
-use crate::facts::cadence::Waited;
+use crate::facts::cadence::{Waited, sync_wait_window};
 use crate::facts::resolution::Resolution;
 use crate::property::{Predicate, Property};
 use crate::witnessed::Witnessed;
@@ -268,17 +268,6 @@ pub const PLATFORM_MANUAL_REVIEW_AFTER_WINDOW: Property = Property {
         })
     }),
 };
-
-/// UPSTREAM-01's window read from the contract's numbers: about 15 s either way by
-/// `Contract::SYNC_WAIT_TOLERANCE` (A-SYNC-WAIT-ABOUT), and below the client's 20 s
-/// (TIMEOUT-01), both ends included but the last.
-pub fn sync_wait_window() -> (Millis, Millis) {
-    let least = Millis(Contract::SYNC_WAIT.0 - Contract::SYNC_WAIT_TOLERANCE.0);
-    let most = Contract::SYNC_WAIT
-        .after(Contract::SYNC_WAIT_TOLERANCE)
-        .min(Millis(Contract::POST_TIMEOUT_MIN.0 - 1));
-    (least, most)
-}
 
 /// UPSTREAM-01: "the platform waits synchronously for the upstream for about 15 seconds,
 /// and returns 202 beyond that".

@@ -4,6 +4,7 @@
 use crate::evidence::{CLIENT, CLIENT_PLATFORM, DB, DB_LEDGER, PLATFORM, PLATFORM_LEDGER};
 use crate::exercise::{Exercise, KEYED};
 use crate::property::{Predicate, Property};
+use crate::wire;
 use crate::witnessed::Witnessed;
 use payhub_model::event::BusinessOrder;
 use payhub_model::{Contract, LedgerEntry, PaymentId, RefundId, Rule};
@@ -337,4 +338,18 @@ pub const CLOSED_ORDER_NOT_CAPTURED: Property = Property {
             format!("order {order_no} is canceled for the merchant but {payment} was captured");
         Some(Witnessed::new(found).order(order_no).payment(*payment))
     }),
+};
+
+/// ATTEMPT-03 ("a confirm with a new idempotency key"), GEN-05
+/// ("payment.confirm:ORDER-DEMO-001:2": the card retry's own key).
+pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {
+    name: "wire-client-retries-a-card-under-a-new-key",
+    rules: &[Rule::CardRetryNewKey, Rule::OneKeyPerSubmission],
+    about: "After an answer showed a Payment failed, the client does not confirm it again under the key of its previous confirm (the platform would replay the failure and never charge the new card).",
+    needs: wire::SCOPED_BODIES,
+    exercised_by: &[Exercise::Confirm],
+    predicate: Predicate::Wire(wire::Patterns::client(
+        wire::SCOPED_BODIES,
+        &[crate::facts::wire::Breach::CardRetryUnderFailedKey],
+    )),
 };

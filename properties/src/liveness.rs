@@ -527,14 +527,13 @@ pub fn replay_and_heal(
 /// submission is known needs no replay.
 pub fn check(config: &WorldConfig, world: &mut World) -> Option<String> {
     driver::heal(config, world, SPAN, HEAL_STEPS);
-    unresolved(config, world)
+    unresolved(world)
 }
 
 /// After healing: `Some(order)` naming a submission the client still does not know,
 /// read from the world's databases and store (the shortcut of [`verdict`]; the
 /// judgement is [`judge`]'s, from events).
-pub fn unresolved(config: &WorldConfig, world: &World) -> Option<String> {
-    let _ = config;
+pub fn unresolved(world: &World) -> Option<String> {
     let params = ClientParams::default();
     world
         .dbs

@@ -91,7 +91,7 @@ pub static PROPERTIES: &[Property] = &[
     crate::reach::NEW_CHECKOUT_SESSION,
     crate::reach::REFUND_SUCCEEDED,
     crate::reach::REFUND_REJECTED_IN_REVIEW,
-    crate::wire::CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY,
+    crate::client::CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY,
 ];
 
 /// Looks a property up by name.

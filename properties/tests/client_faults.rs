@@ -673,7 +673,7 @@ fn finding_f3_success_missed_until_the_query_window_ended_is_a_client_after_24h(
         converged(&run).unwrap_or_else(|e| panic!("{e}")),
         BTreeSet::from([Assumption::ClientAfterWindow])
     );
-    let unresolved = liveness::unresolved(&config, &run.world);
+    let unresolved = liveness::unresolved(&run.world);
     assert!(
         unresolved
             .as_deref()
@@ -846,7 +846,7 @@ fn blackout_requires_action_order_misses_payment_succeeded() {
         (PaymentStatus::Succeeded, 3)
     );
     assert_eq!(lag.order.fulfilled, None, "never fulfilled");
-    let unresolved = liveness::unresolved(&config, &run.world);
+    let unresolved = liveness::unresolved(&run.world);
     assert!(
         unresolved.as_deref().is_some_and(|u| u.contains("ORDER-1")
             && u.contains("awaits the payer's authentication (requires_action")
@@ -921,7 +921,7 @@ fn blackout_failed_order_misses_payment_expired() {
         (lag.latest.status, lag.latest.version),
         (PaymentStatus::Expired, 3)
     );
-    assert_eq!(liveness::unresolved(&config, &run.world), None);
+    assert_eq!(liveness::unresolved(&run.world), None);
 }
 
 /// A-WEBHOOK-BLACKOUT, finding (d) of the soak: ORDER-1 is paid (v2 applied, fulfilled),
@@ -975,7 +975,7 @@ fn blackout_paid_order_misses_the_refund_payment_event() {
         ),
         (PaymentStatus::Succeeded, 3, 4000)
     );
-    assert_eq!(liveness::unresolved(&config, &run.world), None);
+    assert_eq!(liveness::unresolved(&run.world), None);
 }
 
 /// UNKNOWN-03 / "Don't do this": a client that switches to a new key and a new order

@@ -31,7 +31,7 @@ use payhub_model::acquirer::UpstreamCall;
 use payhub_model::client::{Decision, Subject};
 use payhub_model::event::What;
 use payhub_model::{
-    AttemptId, CowMap, Endpoint, Method, Millis, PaymentId, PaymentStatus, RequestId,
+    AttemptId, Contract, CowMap, Endpoint, Method, Millis, PaymentId, PaymentStatus, RequestId,
     ResolutionStatus, Rule, Text,
 };
 use payhub_model::{CowSet, Shared};
@@ -153,7 +153,7 @@ pub struct Cadence {
     pub early_manual_review: Option<Box<EarlyManualReview>>,
     /// The first 202 told for a synchronous wait that ran out outside the contract's
     /// "about 15 s" after its request's step (UPSTREAM-01; the window is the property's,
-    /// `crate::cadence::sync_wait_window`). Only a breach is kept: a reference run, whose
+    /// [`sync_wait_window`]). Only a breach is kept: a reference run, whose
     /// every such 202 comes at 15 s, keeps nothing, so no state is split by when it came.
     pub sync_wait_off: Option<SyncWait>,
 }
@@ -280,6 +280,17 @@ fn follows_failure(input: Option<Input>) -> bool {
         Some(Input::Answer { status, .. }) => status == 429 || status == 409 || status >= 500,
         None => false,
     }
+}
+
+/// UPSTREAM-01's window read from the contract's numbers: about 15 s either way by
+/// `Contract::SYNC_WAIT_TOLERANCE` (A-SYNC-WAIT-ABOUT), and below the client's 20 s
+/// (TIMEOUT-01), both ends included but the last.
+pub fn sync_wait_window() -> (Millis, Millis) {
+    let least = Millis(Contract::SYNC_WAIT.0 - Contract::SYNC_WAIT_TOLERANCE.0);
+    let most = Contract::SYNC_WAIT
+        .after(Contract::SYNC_WAIT_TOLERANCE)
+        .min(Millis(Contract::POST_TIMEOUT_MIN.0 - 1));
+    (least, most)
 }
 
 /// SCHED-01: "On entering succeeded / failed / canceled / expired … stop".
@@ -453,7 +464,7 @@ impl Cadence {
     /// UPSTREAM-01: a 202 told for a wait that ran out, kept when it is the first
     /// outside the window the property reads the contract's "about 15 s" as.
     fn on_sync_wait(&mut self, wait: SyncWait) {
-        let (least, most) = crate::cadence::sync_wait_window();
+        let (least, most) = sync_wait_window();
         let off = wait.waited < least || wait.waited > most;
         note_first(&mut self.sync_wait_off, off, || wait);
     }

@@ -1,8 +1,9 @@
 //! The contract's rules read at the level of the wire: the requests and answers alone,
 //! judged over [`WireFacts`] (see `properties/src/facts/wire/`). A rule a run's facts
-//! judge too is one property with both levels ([`Predicate::Levels`]): its patterns here
+//! judge too is one property with both levels ([`crate::property::Predicate::Levels`]): its patterns here
 //! are its wire level, named after what they see. A rule only the wire can witness is a
-//! property of its own here ([`Predicate::Wire`], named `wire-…`). Either judges a
+//! property of its own ([`crate::property::Predicate::Wire`], named `wire-…`, declared with
+//! its side's properties). Either judges a
 //! recorded log (`check-log`), the sandbox's session and a simulated run's stream alike;
 //! the wire level needs only [`Evidence::Wire`] and what its patterns read (the API keys
 //! for a scope, the bodies for an object).
@@ -13,10 +14,8 @@
 //! says how an exchange is named (a HAR entry, a log line, an exchange of a stream).
 
 use crate::evidence::{Evidence, EvidenceSet};
-use crate::exercise::Exercise;
 use crate::facts::wire::{Breach, WireFacts, Witness};
-use crate::property::{Predicate, Property};
-use payhub_model::{Contract, Millis, Rule};
+use payhub_model::{Contract, Millis};
 use std::borrow::Cow;
 
 mod explain;
@@ -30,8 +29,8 @@ pub enum Side {
     Client,
 }
 
-/// What a property looks for at its level over the wire ([`Predicate::Wire`],
-/// [`Predicate::Levels`]).
+/// What a property looks for at its level over the wire
+/// ([`crate::property::Predicate`]'s `Wire` and `Levels`).
 #[derive(Clone, Copy, Debug)]
 pub struct Patterns {
     /// Who is judged.
@@ -185,7 +184,7 @@ fn valid_key_refused(facts: &WireFacts) -> Option<Witness> {
 
 use Evidence::{ApiKeys, HangUps, ResponseBodies, TestCards, Wire};
 const SCOPED: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys]);
-const SCOPED_BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, ResponseBodies]);
+pub(crate) const SCOPED_BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, ResponseBodies]);
 const BODIES: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies]);
 const CARDS: EvidenceSet = EvidenceSet::of(&[Wire, ResponseBodies, TestCards]);
 const HUNG_UP: EvidenceSet = EvidenceSet::of(&[Wire, ApiKeys, HangUps]);
@@ -320,20 +319,6 @@ pub const CLIENT_KEEPS_THE_REFUND_NUMBER_WHILE_UNRESOLVED: Patterns = Patterns::
         Breach::NewRefundKeyWhileUnresolved,
     ],
 );
-
-/// ATTEMPT-03 ("a confirm with a new idempotency key"), GEN-05
-/// ("payment.confirm:ORDER-DEMO-001:2": the card retry's own key).
-pub const CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY: Property = Property {
-    name: "wire-client-retries-a-card-under-a-new-key",
-    rules: &[Rule::CardRetryNewKey, Rule::OneKeyPerSubmission],
-    about: "After an answer showed a Payment failed, the client does not confirm it again under the key of its previous confirm (the platform would replay the failure and never charge the new card).",
-    needs: SCOPED_BODIES,
-    exercised_by: &[Exercise::Confirm],
-    predicate: Predicate::Wire(Patterns::client(
-        SCOPED_BODIES,
-        &[Breach::CardRetryUnderFailedKey],
-    )),
-};
 
 /// RATE-03 ("After 429 wait Retry-After seconds, then retry with the original idempotency
 /// key"), RETRY-01, S13 (503: "retry later with K").
