@@ -26,6 +26,7 @@ mod report;
 mod retry_after;
 mod rules_cmd;
 mod script_cmd;
+mod seeds;
 mod serve;
 mod simulate_cmd;
 mod usage;

@@ -4,8 +4,8 @@
 
 use crate::outcome::{Item, ItemResult, Outcome, Part};
 use crate::simulate_cmd::WorldArgs;
-use crate::verify_cmd::report::rules_of;
 use payhub_properties::liveness::{self, LivenessVerdict};
+use payhub_properties::rules_of;
 use payhub_properties::{AlwaysCheck, World};
 use payhub_sim::driver::{self, RunOutcome};
 use payhub_sim::tape::Tape;

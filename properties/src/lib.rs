@@ -44,7 +44,7 @@ pub use checker::{CheckStatus, Limits, PresetReport, check};
 pub use facts::{Facts, RuleSet, ScopeKey};
 pub use presets::{Preset, preset, presets};
 pub use property::{Kind, Property};
-pub use registry::{AlwaysCheck, PROPERTIES, judging, property, reaching};
+pub use registry::{AlwaysCheck, PROPERTIES, judging, property, reaching, rules_of};
 pub use witnessed::{Named, Witnessed};
 
 /// Sim's world, its events folded into the [`Facts`].

@@ -94,6 +94,15 @@ pub static PROPERTIES: &[Property] = &[
     crate::client::CLIENT_RETRIES_A_CARD_UNDER_A_NEW_KEY,
 ];
 
+/// The rule IDs of a property, or of the liveness verdict, by name.
+pub fn rules_of(name: &str) -> Vec<&'static str> {
+    let rules = match name == crate::liveness::NAME {
+        true => crate::liveness::RULES,
+        false => property(name).map_or(&[][..], |p| p.rules),
+    };
+    rules.iter().map(|r| r.id()).collect()
+}
+
 /// Looks a property up by name.
 pub fn property(name: &str) -> Option<&'static Property> {
     PROPERTIES.iter().find(|p| p.name == name)

@@ -22,8 +22,8 @@ pub mod run;
 pub mod shrink;
 pub mod silent;
 
+use crate::seeds::{SeedRange, Shard};
 use crate::serve::seam::EdgeSeam;
-use crate::simulate_cmd::{SeedRange, Shard};
 use registry::Registry;
 use run::{CaseOutcome, Exchange, Target};
 use serde::Serialize;

@@ -61,9 +61,10 @@ mod tests {
     use crate::header::{ContractNamed, Header};
     use crate::simulate_cmd::{SimCounterexample, SweepSummary};
     use crate::utc::date_time as utc;
-    use crate::verify_cmd::report::{ChaosSummary, ZooReport, rules_of};
+    use crate::verify_cmd::report::{ChaosSummary, ZooReport};
     use payhub_properties::checker::Limits;
     use payhub_properties::checker::{CheckStatus, PresetReport};
+    use payhub_properties::rules_of;
     use payhub_properties::zoo::KillMatrix;
 
     fn header() -> Header {

@@ -6,8 +6,9 @@ use crate::outcome::html::{Tone, drawn};
 use crate::outcome::text::{Text, text};
 use crate::verify_cmd::coverage::Judged;
 use crate::verify_cmd::readings::ReadingRow;
-use crate::verify_cmd::report::{Report, rules_of};
+use crate::verify_cmd::report::Report;
 use payhub_properties::checker::CheckStatus;
+use payhub_properties::rules_of;
 
 fn h2(id: &'static str, text: impl Into<Text>) -> Block {
     Block::h(2, Some(id), text)

@@ -1,8 +1,9 @@
 //! What a `verify` run failed or could not judge, one line each with the command that
 //! shows it: the first thing the report and the summary print.
 
-use crate::verify_cmd::report::{Report, failing, rules_of};
+use crate::verify_cmd::report::{Report, failing};
 use payhub_properties::checker::CheckStatus;
+use payhub_properties::rules_of;
 use serde::Serialize;
 
 /// Something that failed or was not judged, and the command that shows it.

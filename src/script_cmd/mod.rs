@@ -5,8 +5,8 @@
 //! malformed (each of its errors as `file:line:column: what is wrong`, up to 20 a file;
 //! then nothing runs) or a scenario does not exist.
 
-use crate::verify_cmd::report::rules_of;
 use payhub_properties::ScriptReport as Report;
+use payhub_properties::rules_of;
 use payhub_properties::{AlwaysCheck, Kind, PROPERTIES};
 use payhub_sim::script::{self, Script, ScriptError, ScriptErrors};
 use std::path::{Path, PathBuf};

@@ -55,7 +55,7 @@ pub fn export(sandbox: &Sandbox) -> Result<String, String> {
     if let Some(name) = violation.or(wire) {
         text.push_str(&format!(
             "# The session violated {name} [{}]: `payhub-verify run` exits 1 naming it; a line `expect violation {name}` accepts it.\n",
-            crate::verify_cmd::report::rules_of(name).join(", ")
+            payhub_properties::rules_of(name).join(", ")
         ));
     }
     if !not_replayed.is_empty() {

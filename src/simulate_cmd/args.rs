@@ -5,57 +5,7 @@ use payhub_sim::Readings;
 use payhub_sim::tape::SimulationArgs;
 use std::path::PathBuf;
 
-/// A range of seeds, `A..B` (B excluded) or a single seed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SeedRange {
-    pub start: u64,
-    pub end: u64,
-}
-
-impl std::str::FromStr for SeedRange {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("'{s}' is not a seed range (e.g. 0..10000, or 42)");
-        match s.split_once("..") {
-            Some((a, b)) => {
-                let start: u64 = a.trim().parse().map_err(|_| bad())?;
-                let end: u64 = b.trim().parse().map_err(|_| bad())?;
-                if end <= start {
-                    return Err(format!("seed range '{s}' is empty"));
-                }
-                Ok(SeedRange { start, end })
-            }
-            None => {
-                let seed: u64 = s.trim().parse().map_err(|_| bad())?;
-                Ok(SeedRange {
-                    start: seed,
-                    end: seed + 1,
-                })
-            }
-        }
-    }
-}
-
-/// `I/N`: this shard takes the seeds whose index modulo N is I.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("'{s}' is not a shard (I/N with I < N, e.g. 0/4)");
-        let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: u64 = i.trim().parse().map_err(|_| bad())?;
-        let count: u64 = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index >= count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
+pub use crate::seeds::{SeedRange, Shard};
 
 /// What world a run uses.
 #[derive(clap::Args, Debug, Clone)]

@@ -522,7 +522,7 @@ fn print_summary(config: &WorldConfig, args: &SimulateArgs, s: &SweepSummary) {
         }
         (None, None) => out.push(format!("PASSED: no property violated in {} runs", s.seeds)),
         (Some(cx), _) => {
-            let rules = crate::verify_cmd::report::rules_of(&cx.property).join(", ");
+            let rules = payhub_properties::rules_of(&cx.property).join(", ");
             out.push(format!(
                 "FAILED: {} of {} runs violated a property\nSEED={} {}\nviolation: {} [{rules}]: {}\nshrunk from {} to {} choices:\n{}reproduce: {}",
                 s.violations, s.seeds, cx.seed, cx.profile, cx.property, cx.detail,

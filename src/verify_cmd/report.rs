@@ -209,13 +209,3 @@ pub fn failing(r: &PresetReport) -> impl Iterator<Item = &PropertyReport> {
         p.status == CheckStatus::Violated || (r.complete && p.status == CheckStatus::Unreached)
     })
 }
-
-/// The rule IDs of a property, by name.
-pub fn rules_of(property: &str) -> Vec<&'static str> {
-    use payhub_properties::liveness;
-    let rules = match property == liveness::NAME {
-        true => liveness::RULES,
-        false => payhub_properties::property(property).map_or(&[][..], |p| p.rules),
-    };
-    rules.iter().map(|r| r.id()).collect()
-}
