@@ -32,23 +32,6 @@ impl std::str::FromStr for SeedRange {
     }
 }
 
-/// `I/N`: this shard takes the seeds whose index modulo N is I.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
-
-impl std::str::FromStr for Shard {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("'{s}' is not a shard (I/N with I < N, e.g. 0/4)");
-        let (i, n) = s.split_once('/').ok_or_else(bad)?;
-        let index: u64 = i.trim().parse().map_err(|_| bad())?;
-        let count: u64 = n.trim().parse().map_err(|_| bad())?;
-        if count == 0 || index >= count {
-            return Err(bad());
-        }
-        Ok(Shard { index, count })
-    }
-}
+/// `I/N`: this shard takes the seeds whose index modulo N is I (the swarm's shards read
+/// alike).
+pub use payhub_properties::engine::swarm::Shard;

@@ -270,7 +270,10 @@ pub fn run(args: &ConformArgs) -> Result<ExitCode, String> {
         .map_err(|e| format!("{}: {e}", args.profile.display()))?;
     let (range, mut seeds_text) = seeds_of(args)?;
     let seeds: Vec<u64> = (range.start..range.end)
-        .filter(|s| (args.shard).is_none_or(|sh| (s - range.start) % sh.count == sh.index))
+        .filter(|s| {
+            (args.shard)
+                .is_none_or(|sh| (s - range.start) % u64::from(sh.count) == u64::from(sh.index))
+        })
         .collect();
     let shard = (args.shard).map(|sh| format!("shard {}/{}", sh.index, sh.count));
     let shard = |pre: &str| {

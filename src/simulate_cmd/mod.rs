@@ -89,8 +89,8 @@ pub fn run(args: &SimulateArgs) -> Result<ExitCode, String> {
         Some(sh) => Seeds {
             start: args.seeds.start,
             end: args.seeds.end,
-            offset: sh.index,
-            stride: sh.count,
+            offset: u64::from(sh.index),
+            stride: u64::from(sh.count),
         },
     };
     if seeds.is_empty() {

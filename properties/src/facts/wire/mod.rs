@@ -667,3 +667,5 @@ fn created(seen: &Rec, path: &str) -> Option<Text> {
 mod tests;
 #[cfg(test)]
 mod tests_client;
+#[cfg(test)]
+mod tests_scopes;
