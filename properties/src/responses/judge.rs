@@ -150,9 +150,10 @@ pub(super) fn judge_related(
     let related = error.related_resource_id;
     let right = match error.code {
         ErrorCode::OrderNoConflict => {
+            // ORDER-01, judged for a request naming an order number from a known owner:
+            // the conflict is with the Payment holding the number; with none in the store
+            // there is nothing to conflict with.
             order_no(&request.endpoint).zip(owner)?;
-            // ORDER-01: the conflict is with the Payment holding the number; with none in
-            // the store there is nothing to conflict with.
             payment_of_order(request, owner, store)
                 .is_some_and(|(id, _)| related == Some(ResourceId::Payment(*id)))
         }
